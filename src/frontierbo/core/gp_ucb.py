@@ -1,0 +1,73 @@
+"""GP-UCB (Srinivas et al. 2010) as an ask/tell optimiser over a finite domain.
+
+    for t = 1..T:
+        beta_t = 2 log(n t^2 pi^2 / (6 delta))            # or a constant
+        i_t    = argmax_i  mu_t(x_i) + beta_t^{1/2} sigma_t(x_i)
+        y_t    = query(i_t);  update the GP posterior     # tell(i_t, y_t)
+
+``tell`` also accepts rows that were not asked for (initial design): they update the posterior but
+do not advance ``t``. Ties are broken by the lowest row index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from frontierbo.core.acquisition import make_beta_schedule, ucb
+from frontierbo.core.gp import FiniteDomainGP
+from frontierbo.core.kernels import StationaryKernel
+
+
+class GPUCB:
+    """Ask/tell GP-UCB over ``candidates`` (n, d).
+
+    Parameters
+    ----------
+    candidates : array (n, d)
+    kernel : StationaryKernel;  noise_variance : sigma_n^2;  prior_mean : constant prior mean.
+    beta : ``"srinivas"`` (default), a positive constant, or a callable ``t -> beta_t``.
+    delta : the ``delta`` of the Srinivas schedule (PO-GP-UCB's ``delta' = delta_ucb / 2``).
+    exclude_observed : never propose a row that was already observed (default True).
+    predictive_variance : use the variance of a noisy observation (thesis eq. 3.2) in the UCB.
+    """
+
+    def __init__(
+        self,
+        candidates,
+        kernel: StationaryKernel,
+        noise_variance: float,
+        prior_mean: float = 0.0,
+        beta="srinivas",
+        delta: float = 0.025,
+        exclude_observed: bool = True,
+        predictive_variance: bool = False,
+    ):
+        self.gp = FiniteDomainGP(candidates, kernel, noise_variance, prior_mean)
+        self.beta_schedule = make_beta_schedule(beta, self.gp.n, delta)
+        self.exclude_observed = bool(exclude_observed)
+        self.predictive_variance = bool(predictive_variance)
+        self._observed = np.zeros(self.gp.n, dtype=bool)
+        self.t = 0
+
+    def acquisition(self, t: int | None = None) -> np.ndarray:
+        """UCB scores (n,) for round ``t`` (default: the next round)."""
+        t = self.t + 1 if t is None else t
+        var = self.gp.predictive_variance() if self.predictive_variance else self.gp.variance
+        return ucb(self.gp.mean, np.sqrt(var), self.beta_schedule(t))
+
+    def ask(self) -> int:
+        """The next row to query: argmax of the UCB (over unobserved rows if excluding)."""
+        scores = self.acquisition()
+        if self.exclude_observed:
+            if self._observed.all():
+                raise RuntimeError(
+                    "all candidates have been observed; pass exclude_observed=False to allow repeats"
+                )
+            scores = np.where(self._observed, -np.inf, scores)
+        self.t += 1
+        return int(np.argmax(scores))
+
+    def tell(self, index: int, y: float) -> None:
+        """Record observation ``y`` at row ``index``."""
+        self.gp.add(index, y)
+        self._observed[index] = True

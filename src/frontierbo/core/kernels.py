@@ -1,0 +1,157 @@
+"""Stationary covariance functions: squared exponential and Matérn 3/2, 5/2.
+
+Every kernel is ``k(a, b) = variance * shape(r)`` with the scaled distance
+``r = || (a - b) / lengthscale ||``. ``lengthscale`` is a float (isotropic) or a length-d array
+(ARD). Units: ``lengthscale`` in input units, ``variance`` in squared output units.
+
+For maximum-likelihood fitting each kernel exposes its log-parameters
+``[log variance, log lengthscale_1..m]`` and the derivative of the covariance matrix with respect
+to each of them, ``dK/dlog(theta)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from frontierbo._validation import check_matrix, check_positive
+
+
+class StationaryKernel:
+    """Base class: ``k(a, b) = variance * shape(r)``, ``r`` the lengthscale-scaled distance."""
+
+    name = "stationary"
+
+    def __init__(self, lengthscale=1.0, variance: float = 1.0):
+        ls = np.asarray(lengthscale, dtype=float)
+        if ls.ndim > 1 or ls.size == 0 or not np.all(np.isfinite(ls)) or np.any(ls <= 0):
+            raise ValueError(
+                f"lengthscale must be a positive float or a 1-D array of positive floats, "
+                f"got {lengthscale!r}"
+            )
+        self.lengthscale = float(ls) if ls.ndim == 0 else ls.copy()
+        self.variance = check_positive(variance, "variance")
+
+    # -- shape functions of r (and r^2) implemented by subclasses ------------------------------
+    def _shape(self, r2: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _dshape(self, r2: np.ndarray) -> np.ndarray:
+        """``g(r) = -(d shape / dr) / r``, so that ``d k / d log l_j = variance * g * s_j``
+        with ``s_j = (a_j - b_j)^2 / l_j^2`` (finite at r = 0 for every kernel here)."""
+        raise NotImplementedError
+
+    # -- public API ---------------------------------------------------------------------------
+    @property
+    def ard(self) -> bool:
+        return isinstance(self.lengthscale, np.ndarray)
+
+    def scaled(self, X: np.ndarray) -> np.ndarray:
+        """Inputs divided by the lengthscale(s): shape (n, d)."""
+        X = np.asarray(X, dtype=float)
+        if self.ard and X.shape[-1] != self.lengthscale.shape[0]:
+            raise ValueError(
+                f"inputs must have {self.lengthscale.shape[0]} columns to match the ARD "
+                f"lengthscale, got {X.shape[-1]}"
+            )
+        return X / self.lengthscale
+
+    def sqdist(self, A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
+        """Scaled squared distances ``r^2``, shape (nA, nB), clipped at 0."""
+        a = self.scaled(np.atleast_2d(A))
+        b = a if B is None else self.scaled(np.atleast_2d(B))
+        r2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * (a @ b.T)
+        return np.maximum(r2, 0.0, out=r2)
+
+    def __call__(self, A, B=None) -> np.ndarray:
+        """Covariance matrix ``K[i, j] = k(A[i], B[j])``, shape (nA, nB)."""
+        K = self.variance * self._shape(self.sqdist(A, B))
+        if B is None:
+            np.fill_diagonal(K, self.variance)
+        return K
+
+    def diag(self, A) -> np.ndarray:
+        """``k(a, a)`` for every row: shape (nA,), all equal to ``variance``."""
+        return np.full(np.atleast_2d(A).shape[0], self.variance)
+
+    # -- log-parameter interface for maximum likelihood ---------------------------------------
+    @property
+    def log_params(self) -> np.ndarray:
+        return np.log(np.concatenate([[self.variance], np.atleast_1d(self.lengthscale)]))
+
+    def with_log_params(self, theta: np.ndarray) -> StationaryKernel:
+        """A new kernel of the same kind with ``[log variance, log lengthscale...]``."""
+        theta = np.asarray(theta, dtype=float)
+        ls = np.exp(theta[1:])
+        return type(self)(ls if self.ard else float(ls[0]), float(np.exp(theta[0])))
+
+    def gradients(self, X: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``K(X, X)`` and ``[dK/dlog variance, dK/dlog l_1, ...]``, each (n, n)."""
+        X = check_matrix(X, "X")
+        r2 = self.sqdist(X)
+        K = self.variance * self._shape(r2)
+        g = self.variance * self._dshape(r2)
+        if not self.ard:
+            return K, [K, g * r2]
+        a = self.scaled(X)
+        grads = [K]
+        for j in range(a.shape[1]):
+            diff = a[:, j, None] - a[None, :, j]
+            grads.append(g * diff * diff)
+        return K, grads
+
+    def __repr__(self) -> str:
+        ls = np.array2string(np.atleast_1d(self.lengthscale), precision=4)
+        return f"{type(self).__name__}(lengthscale={ls}, variance={self.variance:.4g})"
+
+
+class SquaredExponential(StationaryKernel):
+    """``k(a, b) = variance * exp(-r^2 / 2)``."""
+
+    name = "se"
+
+    def _shape(self, r2):
+        return np.exp(-0.5 * r2)
+
+    def _dshape(self, r2):
+        return np.exp(-0.5 * r2)
+
+
+class Matern32(StationaryKernel):
+    """``k(a, b) = variance * (1 + sqrt(3) r) exp(-sqrt(3) r)``."""
+
+    name = "matern32"
+
+    def _shape(self, r2):
+        s = np.sqrt(3.0 * r2)
+        return (1.0 + s) * np.exp(-s)
+
+    def _dshape(self, r2):
+        return 3.0 * np.exp(-np.sqrt(3.0 * r2))
+
+
+class Matern52(StationaryKernel):
+    """``k(a, b) = variance * (1 + sqrt(5) r + 5 r^2 / 3) exp(-sqrt(5) r)``."""
+
+    name = "matern52"
+
+    def _shape(self, r2):
+        s = np.sqrt(5.0 * r2)
+        return (1.0 + s + 5.0 * r2 / 3.0) * np.exp(-s)
+
+    def _dshape(self, r2):
+        s = np.sqrt(5.0 * r2)
+        return (5.0 / 3.0) * (1.0 + s) * np.exp(-s)
+
+
+KERNELS: dict[str, type[StationaryKernel]] = {
+    "se": SquaredExponential,
+    "matern32": Matern32,
+    "matern52": Matern52,
+}
+
+
+def make_kernel(name: str, lengthscale=1.0, variance: float = 1.0) -> StationaryKernel:
+    """Build a kernel by name: one of ``"se"``, ``"matern32"``, ``"matern52"``."""
+    if name not in KERNELS:
+        raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {name!r}")
+    return KERNELS[name](lengthscale, variance)
