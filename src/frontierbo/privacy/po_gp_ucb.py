@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from frontierbo._validation import SeedLike, as_generator, check_matrix, check_real, check_vector
+from frontierbo._validation import SeedLike, as_generator, check_matrix, check_vector
 from frontierbo.core.gp_ucb import GPUCB
 from frontierbo.core.kernels import make_kernel
-from frontierbo.core.loop import BOResult, Oracle, run_bo
+from frontierbo.core.loop import BOResult, Oracle, TableOracle, run_bo
 from frontierbo.privacy.random_projection import Release
 
 
@@ -30,18 +30,28 @@ class Curator:
     """Holds the sensitive inputs ``X`` (n, d) and the objective; releases ``Z``; answers queries.
 
     ``values`` (n,) are the objective values of the rows; ``query(i)`` returns
-    ``values[i] + N(0, noise_std^2)`` (noise drawn from the curator's own seeded stream).
-    ``mechanism`` is any object with ``release(X, seed) -> Release``.
+    ``values[i] + N(0, noise_std^2)``. ``mechanism`` is any object with
+    ``release(X, seed) -> Release``. ``seed`` drives the release; ``noise_seed`` the query noise
+    (by default a sub-stream of ``seed``). Passing the same ``noise_seed`` to a baseline's
+    ``TableOracle`` gives both methods the same noise draws (common random numbers).
     """
 
-    def __init__(self, inputs, values, mechanism, noise_std: float = 0.0, seed: SeedLike = None):
+    def __init__(
+        self,
+        inputs,
+        values,
+        mechanism,
+        noise_std: float = 0.0,
+        seed: SeedLike = None,
+        noise_seed: SeedLike = None,
+    ):
         self._inputs = check_matrix(inputs, "inputs", min_rows=2)
-        self._values = check_vector(values, "values", length=self._inputs.shape[0])
-        self._noise_std = check_real(noise_std, "noise_std", low=0.0, low_open=False)
+        values = check_vector(values, "values", length=self._inputs.shape[0])
         self.mechanism = mechanism
-        rng = as_generator(seed)
-        # Independent sub-streams: the release and the query noise do not interact.
-        self._release_rng, self._noise_rng = rng.spawn(2)
+        self._release_rng = as_generator(seed)
+        if noise_seed is None:
+            noise_seed = self._release_rng.spawn(1)[0]
+        self._oracle = TableOracle(values, noise_std, noise_seed)
         self.queries: list[int] = []
 
     @property
@@ -53,13 +63,10 @@ class Curator:
         return self.mechanism.release(self._inputs, self._release_rng)
 
     def query(self, index: int) -> float:
-        """The output for row ``index`` (spec P3c-P3d). Indices are logged, as the curator sees them."""
-        index = int(index)
-        if not 0 <= index < self.n:
-            raise ValueError(f"index must be in [0, {self.n - 1}], got {index}")
-        self.queries.append(index)
-        noise = self._noise_std * self._noise_rng.standard_normal() if self._noise_std else 0.0
-        return float(self._values[index] + noise)
+        """The output for row ``index`` (spec P3c-P3d); the curator logs the index."""
+        y = self._oracle.query(index)
+        self.queries.append(int(index))
+        return y
 
 
 class POGPUCBModeler(GPUCB):

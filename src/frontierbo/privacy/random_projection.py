@@ -118,7 +118,8 @@ class RandomProjectionMechanism:
         )
         self.projection = None if projection is None else check_matrix(projection, "projection")
         if self.projection is not None and self.projection.shape[1] != self.r:
-            raise ValueError(f"projection must have r={self.r} columns, got {self.projection.shape}")
+            shape = self.projection.shape
+            raise ValueError(f"projection must have r={self.r} columns, got shape {shape}")
 
     def release(self, X, seed: SeedLike = None) -> Release:
         """Run Algorithm 1 on ``X`` (n, d) and return the release."""

@@ -1,0 +1,169 @@
+"""Kernels, the incremental finite-domain GP and maximum-likelihood fitting."""
+
+import numpy as np
+import pytest
+from scipy.optimize import approx_fprime
+
+from frontierbo.core.fit import fit_hyperparameters, negative_log_likelihood
+from frontierbo.core.gp import FiniteDomainGP
+from frontierbo.core.kernels import Matern32, Matern52, SquaredExponential, make_kernel
+
+KERNELS = [
+    SquaredExponential(1.3, 2.0),
+    SquaredExponential(np.array([0.7, 2.0]), 0.5),
+    Matern32(1.1, 1.5),
+    Matern32(np.array([0.4, 1.2]), 1.0),
+    Matern52(0.9, 0.8),
+    Matern52(np.array([1.5, 0.6]), 3.0),
+]
+
+
+def test_kernel_values_by_hand():
+    a, b = np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]])  # distance 5
+    assert SquaredExponential(5.0, 2.0)(a, b)[0, 0] == pytest.approx(2.0 * np.exp(-0.5))
+    r = 1.0  # distance 5 / lengthscale 5
+    assert Matern32(5.0, 1.0)(a, b)[0, 0] == pytest.approx((1 + np.sqrt(3) * r) * np.exp(-np.sqrt(3)))
+    m52 = (1 + np.sqrt(5) + 5 / 3) * np.exp(-np.sqrt(5))
+    assert Matern52(5.0, 1.0)(a, b)[0, 0] == pytest.approx(m52)
+    # ARD: dividing each axis by its lengthscale
+    ard = SquaredExponential(np.array([3.0, 4.0]), 1.0)(a, b)[0, 0]
+    assert ard == pytest.approx(np.exp(-0.5 * 2.0))
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=repr)
+def test_kernel_matrix_symmetric_psd(kernel):
+    X = np.random.default_rng(0).uniform(-2, 2, (60, 2))
+    K = kernel(X)
+    assert np.allclose(K, K.T)
+    assert np.allclose(np.diag(K), kernel.variance)
+    assert np.linalg.eigvalsh(K).min() > -1e-9 * kernel.variance
+    assert np.allclose(kernel(X, X), K, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=repr)
+def test_nll_gradient_matches_finite_differences(kernel):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 4, (30, 2))
+    y = np.sin(X[:, 0]) + 0.2 * rng.standard_normal(30)
+    theta = np.concatenate([kernel.log_params, [np.log(0.05), 0.2]])
+    nll, grad = negative_log_likelihood(theta, X, y, kernel)
+    numeric = approx_fprime(theta, lambda t: negative_log_likelihood(t, X, y, kernel)[0], 1e-7)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-4, atol=1e-4)
+
+
+def test_make_kernel_rejects_unknown_and_bad_lengthscale():
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        make_kernel("rbf")
+    with pytest.raises(ValueError, match="lengthscale"):
+        SquaredExponential(-1.0)
+    with pytest.raises(ValueError, match="variance"):
+        SquaredExponential(1.0, 0.0)
+
+
+def _random_gp(kernel, noise=1e-2, n=200, seed=0):
+    X = np.random.default_rng(seed).uniform(-3, 3, (n, 2))
+    return FiniteDomainGP(X, kernel, noise, prior_mean=0.3)
+
+
+def test_posterior_prior_and_one_observation_by_hand():
+    sy2, sn2 = 1.0, 1e-5
+    gp = FiniteDomainGP(np.array([[0.0], [10.0]]), SquaredExponential(1.0, sy2), sn2)
+    assert np.allclose(gp.mean, 0.0) and np.allclose(gp.variance, sy2)
+    gp.add(0, 2.0)
+    assert gp.mean[0] == pytest.approx(sy2 * 2.0 / (sy2 + sn2))
+    assert gp.variance[0] == pytest.approx(sy2 * sn2 / (sy2 + sn2), rel=1e-9)
+    assert gp.variance[0] == pytest.approx(9.9999e-6, rel=1e-4)
+    assert gp.predictive_variance()[0] == pytest.approx(gp.variance[0] + sn2)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=repr)
+def test_incremental_posterior_equals_direct_formula(kernel):
+    gp = _random_gp(kernel)
+    rng = np.random.default_rng(2)
+    for step in range(40):
+        i = int(rng.integers(gp.n))  # repeats included
+        gp.add(i, float(rng.standard_normal()), noise_variance=None if step % 3 else 0.05)
+        if step % 13 == 0 or step == 39:
+            mean, var = gp.direct_posterior()
+            np.testing.assert_allclose(gp.mean, mean, atol=1e-8)
+            np.testing.assert_allclose(gp.variance, var, atol=1e-8)
+
+
+def test_posterior_tiny_noise_stays_close_and_nonnegative():
+    # sigma_n^2 = 1e-5 on a dense grid (the synthetic experiment's regime): ill-conditioned.
+    g = np.linspace(-1, 1, 30)
+    gp = FiniteDomainGP(g[:, None], SquaredExponential(0.5, 1.0), 1e-5)
+    rng = np.random.default_rng(3)
+    for i in rng.permutation(30)[:20]:
+        gp.add(int(i), float(np.sin(3 * g[i])))
+    mean, var = gp.direct_posterior()
+    assert np.all(gp.variance >= 0)
+    np.testing.assert_allclose(gp.mean, mean, atol=1e-8)
+    np.testing.assert_allclose(gp.variance, var, atol=1e-8)
+
+
+def test_noise_free_repeat_uses_jitter_not_nan():
+    gp = FiniteDomainGP(np.array([[0.0], [1.0]]), SquaredExponential(1.0, 1.0), 0.0)
+    gp.add(0, 1.0)
+    gp.add(0, 1.0)
+    assert np.all(np.isfinite(gp.mean)) and np.all(gp.variance >= 0)
+    assert gp.mean[0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_capacity_growth_keeps_posterior():
+    gp = FiniteDomainGP(np.linspace(0, 5, 50)[:, None], Matern52(1.0, 1.0), 0.1, capacity=2)
+    for i in range(0, 50, 5):
+        gp.add(i, float(np.cos(i)))
+    mean, var = gp.direct_posterior()
+    np.testing.assert_allclose(gp.mean, mean, atol=1e-10)
+    np.testing.assert_allclose(gp.variance, var, atol=1e-10)
+
+
+def test_gp_rejects_bad_input():
+    with pytest.raises(ValueError, match="candidates must be finite"):
+        FiniteDomainGP(np.array([[0.0], [np.nan]]), SquaredExponential(), 0.1)
+    gp = FiniteDomainGP(np.zeros((3, 1)), SquaredExponential(), 0.1)
+    with pytest.raises(ValueError, match=r"index must be an integer in \[0, 2\]"):
+        gp.add(3, 1.0)
+    with pytest.raises(ValueError, match="y must be"):
+        gp.add(0, float("nan"))
+    with pytest.raises(ValueError, match="noise_variance"):
+        FiniteDomainGP(np.zeros((3, 1)), SquaredExponential(), -1.0)
+
+
+def test_mle_recovers_known_hyperparameters():
+    """Sample from a GP with known hyperparameters; MLE within a stated tolerance.
+
+    Tolerances: lengthscales and signal variance within 35 % (400 points give a few effective
+    samples of the variance), noise variance within 30 %, mean within 1 (prior sd 1.2).
+    """
+    rng = np.random.default_rng(4)
+    X = rng.uniform(0, 10, (400, 2))
+    true = SquaredExponential(np.array([1.5, 3.0]), 1.5)
+    K = true(X) + 1e-8 * np.eye(400)
+    y = 0.7 + np.linalg.cholesky(K) @ rng.standard_normal(400) + np.sqrt(0.05) * rng.normal(size=400)
+    fit = fit_hyperparameters(X, y, kernel="se", ard=True, n_restarts=4, seed=0)
+    np.testing.assert_allclose(fit.kernel.lengthscale, [1.5, 3.0], rtol=0.35)
+    assert fit.kernel.variance == pytest.approx(1.5, rel=0.35)
+    assert fit.noise_variance == pytest.approx(0.05, rel=0.3)
+    assert fit.mean == pytest.approx(0.7, abs=1.0)
+    assert fit.nll <= min(fit.restarts_nll) + 1e-9
+
+
+def test_mle_isotropic_and_seeded():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0, 5, (80, 1))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(80)
+    a = fit_hyperparameters(X, y, kernel="matern52", ard=False, n_restarts=2, seed=3)
+    b = fit_hyperparameters(X, y, kernel="matern52", ard=False, n_restarts=2, seed=3)
+    assert isinstance(a.kernel.lengthscale, float)
+    assert a.nll == b.nll and a.kernel.lengthscale == b.kernel.lengthscale
+
+
+def test_mle_rejects_bad_input():
+    with pytest.raises(ValueError, match="y must have length 3"):
+        fit_hyperparameters(np.zeros((3, 1)), np.zeros(2))
+    with pytest.raises(ValueError, match="X must have at least 2 row"):
+        fit_hyperparameters(np.zeros((1, 1)), np.zeros(1))
+    with pytest.raises(ValueError, match="n_restarts"):
+        fit_hyperparameters(np.zeros((3, 1)), np.arange(3.0), n_restarts=0)
