@@ -20,9 +20,13 @@ def as_generator(seed: SeedLike, name: str = "seed") -> np.random.Generator:
         return seed
     if seed is None:
         return np.random.default_rng()
-    if isinstance(seed, Integral) and not isinstance(seed, bool) and int(seed) >= 0:
+    if isinstance(seed, Integral) and not isinstance(seed, bool):
+        if int(seed) < 0:
+            raise ValueError(f"{name} must be an integer in [0, inf), got {seed!r}")
         return np.random.default_rng(int(seed))
-    raise TypeError(f"{name} must be a non-negative int, a numpy.random.Generator or None, got {seed!r}")
+    raise TypeError(
+        f"{name} must be a non-negative int, a numpy.random.Generator or None, got {seed!r}"
+    )
 
 
 def check_matrix(value, name: str, *, min_rows: int = 1, n_cols: int | None = None) -> np.ndarray:

@@ -1,0 +1,27 @@
+"""The shared GP core: kernels, finite-domain GP, MLE fitting, acquisition, ask/tell loop."""
+
+from frontierbo.core.acquisition import beta_srinivas, make_beta_schedule, ucb
+from frontierbo.core.fit import FitResult, fit_hyperparameters
+from frontierbo.core.gp import FiniteDomainGP
+from frontierbo.core.gp_ucb import GPUCB
+from frontierbo.core.kernels import Matern32, Matern52, SquaredExponential, make_kernel
+from frontierbo.core.loop import BOResult, Oracle, RegretTrace, TableOracle, run_bo
+
+__all__ = [
+    "GPUCB",
+    "BOResult",
+    "FiniteDomainGP",
+    "FitResult",
+    "Matern32",
+    "Matern52",
+    "Oracle",
+    "RegretTrace",
+    "SquaredExponential",
+    "TableOracle",
+    "beta_srinivas",
+    "fit_hyperparameters",
+    "make_beta_schedule",
+    "make_kernel",
+    "run_bo",
+    "ucb",
+]

@@ -24,7 +24,9 @@ def make_beta_schedule(beta, n: int, delta: float) -> Callable[[int], float]:
     """``beta`` may be ``"srinivas"``, a positive constant, or a callable ``t -> beta_t``."""
     if isinstance(beta, str):
         if beta != "srinivas":
-            raise ValueError(f"beta must be 'srinivas', a positive number or a callable, got {beta!r}")
+            raise ValueError(
+                f"beta must be 'srinivas', a positive number or a callable, got {beta!r}"
+            )
         check_probability(delta, "delta")
         return lambda t: beta_srinivas(t, n, delta)
     if callable(beta):

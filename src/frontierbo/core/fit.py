@@ -18,6 +18,7 @@ from frontierbo._validation import SeedLike, as_generator, check_int, check_matr
 from frontierbo.core.kernels import StationaryKernel, make_kernel
 
 _LOG_2PI = np.log(2.0 * np.pi)
+_FAILED = 1e25  # NLL reported when the Cholesky factorisation fails
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,10 @@ def negative_log_likelihood(
     try:
         cf = cho_factor(A, lower=True, check_finite=False)
     except np.linalg.LinAlgError:
-        return 1e25, np.zeros_like(theta)
+        # Push L-BFGS-B towards more noise, which restores positive definiteness.
+        grad = np.zeros_like(theta)
+        grad[-2] = -1.0
+        return _FAILED, grad
     resid = y - mean
     alpha = cho_solve(cf, resid, check_finite=False)
     log_det = 2.0 * np.log(np.diag(cf[0])).sum()
@@ -104,6 +108,11 @@ def fit_hyperparameters(
         nlls.append(float(res.fun))
         if best is None or res.fun < best.fun:
             best = res
+    if not np.isfinite(best.fun) or best.fun >= _FAILED:
+        raise RuntimeError(
+            "fit_hyperparameters: the covariance matrix was not positive definite at any restart; "
+            "check for duplicated rows with different outputs, or raise min_noise_variance"
+        )
     theta = best.x
     return FitResult(
         kernel=template.with_log_params(theta[:-2]),
@@ -122,7 +131,9 @@ def _bounds_and_starts(X, y, n_ls, n_restarts, rng, min_noise):
     span = span if n_ls == len(span) else np.array([np.linalg.norm(span)])
     y_var = max(float(np.var(y)), 1e-12)
     y_lo, y_hi = float(np.min(y)), float(np.max(y))
-    lo = np.concatenate([[np.log(y_var * 1e-4)], np.log(span * 1e-3), [np.log(max(min_noise, y_var * 1e-8))]])
+    lo = np.concatenate(
+        [[np.log(y_var * 1e-4)], np.log(span * 1e-3), [np.log(max(min_noise, y_var * 1e-8))]]
+    )
     hi = np.concatenate([[np.log(y_var * 1e2)], np.log(span * 1e2), [np.log(y_var * 2.0)]])
     start_lo = np.concatenate([[np.log(y_var * 0.1)], np.log(span * 0.02), [np.log(y_var * 1e-4)]])
     start_hi = np.concatenate([[np.log(y_var * 2.0)], np.log(span * 1.0), [np.log(y_var * 0.3)]])

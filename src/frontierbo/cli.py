@@ -1,0 +1,131 @@
+"""Command-line interface: ``frontierbo demo | reproduce | run``.
+
+Every bad input ends in one line ``frontierbo: error: <message naming the parameter>`` and exit
+status 2; nothing is written before the inputs are validated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPRODUCTIONS = ("po-gp-ucb",)
+QUICK_RUNS = 3
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _jobs(text: str) -> int:
+    value = int(text)
+    if value == 0 or value < -1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or -1 (all cores), got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="frontierbo", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="small synthetic PO-GP-UCB experiment: table + plot")
+    demo.add_argument("--out", type=Path, default=Path("frontierbo-demo"))
+    demo.add_argument("--runs", type=_positive_int, default=20)
+    demo.add_argument("--jobs", type=_jobs, default=1)
+    demo.add_argument("--seed", type=int, default=0)
+
+    rep = sub.add_parser("reproduce", help="reproduce a paper's figures and tables")
+    rep.add_argument("paper", choices=REPRODUCTIONS)
+    rep.add_argument("--quick", action="store_true", help=f"{QUICK_RUNS} runs per configuration")
+    rep.add_argument("--runs", type=_positive_int, default=None, help="runs per configuration (50)")
+    rep.add_argument("--jobs", type=_jobs, default=1, help="parallel worker processes (-1: all)")
+    rep.add_argument("--out", type=Path, default=None)
+    rep.add_argument("--seed", type=int, default=0)
+    rep.add_argument("--datasets", nargs="+", default=None, help="subset of the datasets")
+
+    run = sub.add_parser("run", help="optimise over the rows of your own CSV file")
+    run.add_argument("algorithm", choices=("gp-ucb", "po-gp-ucb"))
+    run.add_argument("--data", required=True, help="CSV file with a header row")
+    run.add_argument("--target", required=True, help="column to maximise (see --minimize)")
+    run.add_argument(
+        "--features", nargs="+", default=None, help="input columns (default: all others)"
+    )
+    run.add_argument("--minimize", action="store_true", help="minimise the target instead")
+    run.add_argument("--iterations", "-T", type=int, required=True)
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--epsilon", type=float, default=None)
+    run.add_argument("--delta", type=float, default=None)
+    run.add_argument("--r", type=int, default=None, help="projection dimension")
+    run.add_argument("--n-init", type=int, default=1)
+    run.add_argument("--out", type=Path, default=None, help="directory for result.json")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        text = COMMANDS[args.command](args)
+    except (ValueError, TypeError, FileNotFoundError, RuntimeError) as exc:
+        print(f"frontierbo: error: {exc}", file=sys.stderr)
+        return 2
+    if text:
+        print(text)
+    return 0
+
+
+def _demo(args) -> str:
+    from frontierbo.experiments.demo import demo
+
+    return demo(args.out, runs=args.runs, n_jobs=args.jobs, seed=args.seed)
+
+
+def _reproduce(args) -> str:
+    from frontierbo.experiments.po_gp_ucb import SETUPS
+    from frontierbo.experiments.po_gp_ucb_report import reproduce
+
+    datasets = args.datasets or list(SETUPS)
+    unknown = [d for d in datasets if d not in SETUPS]
+    if unknown:
+        raise ValueError(f"--datasets must be among {sorted(SETUPS)}, got {unknown}")
+    runs = args.runs or (QUICK_RUNS if args.quick else 50)
+    out = args.out or Path(f"results/po-gp-ucb{'-quick' if args.quick else ''}")
+    result = reproduce(out, datasets, runs=runs, n_jobs=args.jobs, seed=args.seed)
+    return (out / "report.md").read_text() + f"\nwritten to {out}/ in {result['seconds']} s"
+
+
+def _run(args) -> str:
+    from frontierbo.userdata import format_result, run_on_csv
+
+    result = run_on_csv(
+        args.data,
+        args.target,
+        args.algorithm,
+        args.iterations,
+        args.seed,
+        features=args.features,
+        minimize=args.minimize,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        r=args.r,
+        n_init=args.n_init,
+        out=args.out,
+    )
+    text = format_result(result)
+    if args.out is not None:
+        text += f"\nwritten {json.dumps(str(Path(args.out) / 'result.json'))}"
+    return text
+
+
+COMMANDS = {"demo": _demo, "reproduce": _reproduce, "run": _run}
+
+if __name__ == "__main__":
+    sys.exit(main())
