@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_factor, cho_solve, lapack
 from scipy.optimize import minimize
 
 from frontierbo._validation import SeedLike, as_generator, check_int, check_matrix, check_vector
@@ -53,13 +53,22 @@ def negative_log_likelihood(
     alpha = cho_solve(cf, resid, check_finite=False)
     log_det = 2.0 * np.log(np.diag(cf[0])).sum()
     nll = 0.5 * resid @ alpha + 0.5 * log_det + 0.5 * len(y) * _LOG_2PI
-    W = np.outer(alpha, alpha) - cho_solve(cf, np.eye(len(y)), check_finite=False)
+    W = np.outer(alpha, alpha) - _inverse_from_cholesky(cf[0])
     grad = np.empty_like(theta)
     for j, D in enumerate(dK):
         grad[j] = -0.5 * np.sum(W * D)
     grad[-2] = -0.5 * noise * np.trace(W)
     grad[-1] = -alpha.sum()
     return float(nll), grad
+
+
+def _inverse_from_cholesky(L: np.ndarray) -> np.ndarray:
+    """``A^{-1}`` from the lower Cholesky factor of ``A`` (LAPACK potri: half the work of a solve)."""
+    inv, info = lapack.dpotri(L, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"potri failed with info={info}")
+    lower = np.tril(inv)
+    return lower + np.tril(inv, -1).T
 
 
 def fit_hyperparameters(
