@@ -59,6 +59,10 @@ class FiniteDomainGP:
         self.prior_mean = check_real(prior_mean, "prior_mean")
         n = self.candidates.shape[0]
         self._prior_var = kernel.diag(self.candidates)
+        # Constant parts of k(x_i, X) = variance * shape(|z_i|^2 + |z|^2 - 2 z_i.z), z = X / l:
+        # cached so that add() spends O(n d) on the kernel row, not a fresh sqdist of all n rows.
+        self._scaled = kernel.scaled(self.candidates)
+        self._sqnorm = (self._scaled * self._scaled).sum(1)  # as in sqdist (bit-identical r2)
         self.mean = np.full(n, self.prior_mean)
         self._var = self._prior_var.copy()
         cap = check_int(capacity, "capacity", low=1)
@@ -112,19 +116,29 @@ class FiniteDomainGP:
         pivot2 = self._prior_var[i] + s - l_row @ l_row
         pivot2 = max(pivot2, _PIVOT_FLOOR * max(self._prior_var[i], 1e-300))
         pivot = np.sqrt(pivot2)
-        k_new = self.kernel(self.candidates[i : i + 1], self.candidates)[0]
-        v = k_new - l_row @ self._V[:t] if t else k_new
+        v = self._kernel_row(i, out=self._V[t])  # the new row of V, built in place
+        if t:
+            v -= l_row @ self._V[:t]  # the O(n t) gemv: the only step that grows with t
         v /= pivot
         w = (y - self.prior_mean - l_row @ self._w[:t]) / pivot
         self._L[t, :t] = l_row
         self._L[t, t] = pivot
-        self._V[t] = v
         self._w[t] = w
         self.mean += w * v
         self._var -= v * v
         self._idx.append(i)
         self._y.append(y)
         self._noise.append(s)
+
+    def _kernel_row(self, i: int, out: np.ndarray) -> np.ndarray:
+        """``k(x_i, X)`` (n,) written into ``out`` from the cached scaled candidates, O(n d)."""
+        z = self._scaled
+        # same operations, in the same order, as kernel.sqdist(x_i, X): bit-identical r2
+        np.add(self._sqnorm[i], self._sqnorm, out=out)
+        out -= 2.0 * (z[i : i + 1] @ z.T)[0]
+        np.maximum(out, 0.0, out=out)
+        out[:] = self.kernel.from_sqdist(out)
+        return out
 
     def _ensure_capacity(self, size: int) -> None:
         cap = self._V.shape[0]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from frontierbo.core.acquisition import make_beta_schedule, ucb
+from frontierbo.core.acquisition import make_beta_schedule
 from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.kernels import StationaryKernel
 
@@ -47,23 +47,33 @@ class GPUCB:
         self.exclude_observed = bool(exclude_observed)
         self.predictive_variance = bool(predictive_variance)
         self._observed = np.zeros(self.gp.n, dtype=bool)
+        self._scores = np.empty(self.gp.n)  # ask()'s buffer for the UCB scores
         self.t = 0
 
-    def acquisition(self, t: int | None = None) -> np.ndarray:
-        """UCB scores (n,) for round ``t`` (default: the next round)."""
+    def acquisition(self, t: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """UCB scores (n,) for round ``t`` (default: the next round), written into ``out`` if given.
+
+        Same values as ``ucb(mean, sqrt(variance), beta_t)``, in 4 passes over n and no temporaries.
+        """
         t = self.t + 1 if t is None else t
-        var = self.gp.predictive_variance() if self.predictive_variance else self.gp.variance
-        return ucb(self.gp.mean, np.sqrt(var), self.beta_schedule(t))
+        gp = self.gp
+        s = np.maximum(gp._var, 0.0, out=out)
+        if self.predictive_variance:
+            s += gp.noise_variance
+        np.sqrt(s, out=s)
+        s *= np.sqrt(self.beta_schedule(t))
+        s += gp.mean
+        return s
 
     def ask(self) -> int:
         """The next row to query: argmax of the UCB (over unobserved rows if excluding)."""
-        scores = self.acquisition()
+        scores = self.acquisition(out=self._scores)
         if self.exclude_observed:
-            if self._observed.all():
+            if self.gp.t >= self.gp.n and self._observed.all():
                 raise RuntimeError(
                     "all candidates have been observed; pass exclude_observed=False to allow repeats"
                 )
-            scores = np.where(self._observed, -np.inf, scores)
+            scores[self.gp.observed_indices] = -np.inf  # O(t), not another pass over n
         self.t += 1
         return int(np.argmax(scores))
 

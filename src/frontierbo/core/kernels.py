@@ -62,9 +62,13 @@ class StationaryKernel:
         r2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * (a @ b.T)
         return np.maximum(r2, 0.0, out=r2)
 
+    def from_sqdist(self, r2: np.ndarray) -> np.ndarray:
+        """Covariances ``variance * shape(r2)`` from scaled squared distances ``r2``."""
+        return self.variance * self._shape(r2)
+
     def __call__(self, A, B=None) -> np.ndarray:
         """Covariance matrix ``K[i, j] = k(A[i], B[j])``, shape (nA, nB)."""
-        K = self.variance * self._shape(self.sqdist(A, B))
+        K = self.from_sqdist(self.sqdist(A, B))
         if B is None:
             np.fill_diagonal(K, self.variance)
         return K
