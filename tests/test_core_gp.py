@@ -22,7 +22,9 @@ def test_kernel_values_by_hand():
     a, b = np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]])  # distance 5
     assert SquaredExponential(5.0, 2.0)(a, b)[0, 0] == pytest.approx(2.0 * np.exp(-0.5))
     r = 1.0  # distance 5 / lengthscale 5
-    assert Matern32(5.0, 1.0)(a, b)[0, 0] == pytest.approx((1 + np.sqrt(3) * r) * np.exp(-np.sqrt(3)))
+    assert Matern32(5.0, 1.0)(a, b)[0, 0] == pytest.approx(
+        (1 + np.sqrt(3) * r) * np.exp(-np.sqrt(3))
+    )
     m52 = (1 + np.sqrt(5) + 5 / 3) * np.exp(-np.sqrt(5))
     assert Matern52(5.0, 1.0)(a, b)[0, 0] == pytest.approx(m52)
     # ARD: dividing each axis by its lengthscale
@@ -141,7 +143,11 @@ def test_mle_recovers_known_hyperparameters():
     X = rng.uniform(0, 10, (400, 2))
     true = SquaredExponential(np.array([1.5, 3.0]), 1.5)
     K = true(X) + 1e-8 * np.eye(400)
-    y = 0.7 + np.linalg.cholesky(K) @ rng.standard_normal(400) + np.sqrt(0.05) * rng.normal(size=400)
+    y = (
+        0.7
+        + np.linalg.cholesky(K) @ rng.standard_normal(400)
+        + np.sqrt(0.05) * rng.normal(size=400)
+    )
     fit = fit_hyperparameters(X, y, kernel="se", ard=True, n_restarts=4, seed=0)
     np.testing.assert_allclose(fit.kernel.lengthscale, [1.5, 3.0], rtol=0.35)
     assert fit.kernel.variance == pytest.approx(1.5, rel=0.35)

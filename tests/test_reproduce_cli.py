@@ -41,7 +41,9 @@ def test_reproduce_writes_every_artefact(tmp_path):
     assert (tmp_path / "fig_synthetic_eps_sweep.png").exists()
     assert (tmp_path / "fig_synthetic_r_sweep.png").exists()
     report = (tmp_path / "report.md").read_text()
-    assert "Table 1" in report and "Table 3" in report and "**not** differentially private" in report
+    assert (
+        "Table 1" in report and "Table 3" in report and "**not** differentially private" in report
+    )
     summary = result["datasets"]["synthetic"]
     for config in summary["configs"].values():
         s = np.asarray(config["mean"])
