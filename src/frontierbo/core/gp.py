@@ -17,6 +17,7 @@ Per-observation noise variances make this the weighted GP that Q-GP-UCB needs as
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import blas
 
 from frontierbo._validation import check_int, check_matrix, check_real
 from frontierbo.core.kernels import StationaryKernel
@@ -62,7 +63,8 @@ class FiniteDomainGP:
         # Constant parts of k(x_i, X) = variance * shape(|z_i|^2 + |z|^2 - 2 z_i.z), z = X / l:
         # cached so that add() spends O(n d) on the kernel row, not a fresh sqdist of all n rows.
         self._scaled = kernel.scaled(self.candidates)
-        self._sqnorm = (self._scaled * self._scaled).sum(1)  # as in sqdist (bit-identical r2)
+        self._sqnorm = np.einsum("ij,ij->i", self._scaled, self._scaled)
+        self._scratch = np.empty(n)
         self.mean = np.full(n, self.prior_mean)
         self._var = self._prior_var.copy()
         cap = check_int(capacity, "capacity", low=1)
@@ -118,14 +120,17 @@ class FiniteDomainGP:
         pivot = np.sqrt(pivot2)
         v = self._kernel_row(i, out=self._V[t])  # the new row of V, built in place
         if t:
-            v -= l_row @ self._V[:t]  # the O(n t) gemv: the only step that grows with t
-        v /= pivot
+            # v <- v - V[:t]^T l: the O(n t) gemv, the only step that grows with t. V[:t].T is
+            # Fortran-ordered, so BLAS reads it without a copy and accumulates into v in place.
+            blas.dgemv(-1.0, self._V[:t].T, l_row, beta=1.0, y=v, overwrite_y=True)
+        v *= 1.0 / pivot
         w = (y - self.prior_mean - l_row @ self._w[:t]) / pivot
         self._L[t, :t] = l_row
         self._L[t, t] = pivot
         self._w[t] = w
-        self.mean += w * v
-        self._var -= v * v
+        blas.daxpy(v, self.mean, a=w)  # mean += w v, in place
+        np.multiply(v, v, out=self._scratch)
+        self._var -= self._scratch
         self._idx.append(i)
         self._y.append(y)
         self._noise.append(s)
@@ -133,12 +138,11 @@ class FiniteDomainGP:
     def _kernel_row(self, i: int, out: np.ndarray) -> np.ndarray:
         """``k(x_i, X)`` (n,) written into ``out`` from the cached scaled candidates, O(n d)."""
         z = self._scaled
-        # same operations, in the same order, as kernel.sqdist(x_i, X): bit-identical r2
-        np.add(self._sqnorm[i], self._sqnorm, out=out)
-        out -= 2.0 * (z[i : i + 1] @ z.T)[0]
+        np.dot(z, -2.0 * z[i], out=out)
+        out += self._sqnorm[i]
+        out += self._sqnorm
         np.maximum(out, 0.0, out=out)
-        out[:] = self.kernel.from_sqdist(out)
-        return out
+        return self.kernel.from_sqdist(out, out=out)
 
     def _ensure_capacity(self, size: int) -> None:
         cap = self._V.shape[0]

@@ -62,9 +62,15 @@ class StationaryKernel:
         r2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * (a @ b.T)
         return np.maximum(r2, 0.0, out=r2)
 
-    def from_sqdist(self, r2: np.ndarray) -> np.ndarray:
-        """Covariances ``variance * shape(r2)`` from scaled squared distances ``r2``."""
-        return self.variance * self._shape(r2)
+    def from_sqdist(self, r2: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Covariances ``variance * shape(r2)`` from scaled squared distances ``r2``.
+
+        With ``out`` (which may be ``r2`` itself) the result is written there.
+        """
+        if out is None:
+            return self.variance * self._shape(r2)
+        np.multiply(self._shape(r2), self.variance, out=out)
+        return out
 
     def __call__(self, A, B=None) -> np.ndarray:
         """Covariance matrix ``K[i, j] = k(A[i], B[j])``, shape (nA, nB)."""
@@ -115,6 +121,14 @@ class SquaredExponential(StationaryKernel):
 
     def _shape(self, r2):
         return np.exp(-0.5 * r2)
+
+    def from_sqdist(self, r2, out=None):
+        if out is None:
+            return self.variance * self._shape(r2)
+        np.multiply(r2, -0.5, out=out)  # in place: this is the GP's per-step kernel row
+        np.exp(out, out=out)
+        out *= self.variance
+        return out
 
     def _dshape(self, r2):
         return np.exp(-0.5 * r2)
