@@ -21,6 +21,7 @@ from frontierbo.experiments.po_gp_ucb import (
 )
 from frontierbo.experiments.store import write_json_atomic, write_text_atomic
 from frontierbo.privacy.random_projection import warn_not_private
+from frontierbo.privacy.theory import lemma1_min_dimension
 
 #: sigma_min intervals implied by the captions (spec §6.4).
 PAPER_SIGMA_MIN = {
@@ -197,6 +198,8 @@ def _dataset_section(s: dict, setup: DatasetSetup) -> list[str]:
         f"prior mean {hp['prior_mean']:.4g}.",
         f"sigma_min of the preprocessed inputs = {s['sigma_min']:.2f} ({inside} the interval "
         f"[{lo}, {hi}) implied by the paper's captions).",
+        f"Lemma 1 would need r >= {lemma1_min_dimension(s['n'], 0.025, 0.5):.0f} (mu = 0.025, "
+        "nu = 0.5) for its distance guarantee; like the paper, the experiments use r <= 50.",
         "",
         f"### Epsilon sweep (r = {setup.sweep_r}, delta = {setup.delta:g}, T = {setup.iterations})",
         "",
