@@ -6,12 +6,9 @@ import pytest
 from frontierbo.experiments.po_gp_ucb import NON_PRIVATE, PO, config_key, final
 from frontierbo.experiments.po_gp_ucb_report import reproduce
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.filterwarnings(
-        "ignore::frontierbo.privacy.random_projection.NotDifferentiallyPrivateWarning"
-    ),
-]
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::frontierbo.privacy.random_projection.NotDifferentiallyPrivateWarning"
+)
 
 
 @pytest.fixture(scope="module")
