@@ -171,12 +171,7 @@ def run_botorch(problem: Problem, iterations: int, delta: float):
     """Seconds for the whole run, the chosen rows, seconds of each step (iterations,)."""
     import torch
     from botorch.acquisition import UpperConfidenceBound
-    from botorch.models import SingleTaskGP
     from botorch.optim import optimize_acqf_discrete
-    from gpytorch.constraints import GreaterThan
-    from gpytorch.kernels import RBFKernel, ScaleKernel
-    from gpytorch.likelihoods import GaussianLikelihood
-    from gpytorch.means import ConstantMean
 
     clock = time.perf_counter
     start = clock()
@@ -190,20 +185,7 @@ def run_botorch(problem: Problem, iterations: int, delta: float):
         t0 = clock()
         train_X = choices[idx]
         train_Y = torch.tensor(ys, dtype=torch.float64).unsqueeze(-1)
-        model = SingleTaskGP(
-            train_X,
-            train_Y,
-            likelihood=GaussianLikelihood(noise_constraint=GreaterThan(1e-9)),
-            covar_module=ScaleKernel(RBFKernel()),
-            mean_module=ConstantMean(),
-            outcome_transform=None,
-        )
-        # fixed hyperparameters, set after the model moved to float64; no fitting
-        model.covar_module.base_kernel.lengthscale = LENGTHSCALE
-        model.covar_module.outputscale = SIGNAL_VARIANCE
-        model.likelihood.noise = NOISE_VARIANCE
-        model.mean_module.constant = PRIOR_MEAN
-        model.eval()
+        model = botorch_model(train_X, train_Y)
         acq = UpperConfidenceBound(model, beta=beta_srinivas(r, n, delta))
         cand, _ = optimize_acqf_discrete(acq, q=1, choices=choices, X_avoid=train_X)
         i = int(torch.nonzero((choices == cand).all(-1))[0, 0])
@@ -213,14 +195,34 @@ def run_botorch(problem: Problem, iterations: int, delta: float):
     return clock() - start, np.asarray(idx[1:]), steps
 
 
-def check_botorch_hyperparameters(problem: Problem) -> float:
-    """Max |posterior mean/std difference| between BoTorch and ours after a few observations."""
-    import torch
+def botorch_model(train_X, train_Y):
+    """SingleTaskGP with our fixed hyperparameters (no fitting), in eval mode, float64."""
     from botorch.models import SingleTaskGP
     from gpytorch.constraints import GreaterThan
     from gpytorch.kernels import RBFKernel, ScaleKernel
     from gpytorch.likelihoods import GaussianLikelihood
     from gpytorch.means import ConstantMean
+
+    model = SingleTaskGP(
+        train_X,
+        train_Y,
+        likelihood=GaussianLikelihood(noise_constraint=GreaterThan(1e-9)),
+        covar_module=ScaleKernel(RBFKernel()),
+        mean_module=ConstantMean(),
+        outcome_transform=None,
+    )
+    # BoTorch's default noise floor (1e-4) would reject 1e-5; outputs are not rescaled.
+    model.covar_module.base_kernel.lengthscale = LENGTHSCALE
+    model.covar_module.outputscale = SIGNAL_VARIANCE
+    model.likelihood.noise = NOISE_VARIANCE
+    model.mean_module.constant = PRIOR_MEAN
+    model.eval()
+    return model
+
+
+def check_botorch_hyperparameters(problem: Problem) -> float:
+    """Max |posterior mean/std difference| between BoTorch and ours after a few observations."""
+    import torch
 
     rows = [problem.init, 0, problem.n - 1, problem.n // 2 + 7]
     ys = problem.f[rows]
@@ -228,19 +230,7 @@ def check_botorch_hyperparameters(problem: Problem) -> float:
     for i, y in zip(rows, ys, strict=True):
         opt.tell(i, float(y))
     X = torch.as_tensor(problem.X, dtype=torch.float64)
-    model = SingleTaskGP(
-        X[rows],
-        torch.as_tensor(ys, dtype=torch.float64).unsqueeze(-1),
-        likelihood=GaussianLikelihood(noise_constraint=GreaterThan(1e-9)),
-        covar_module=ScaleKernel(RBFKernel()),
-        mean_module=ConstantMean(),
-        outcome_transform=None,
-    )
-    model.covar_module.base_kernel.lengthscale = LENGTHSCALE
-    model.covar_module.outputscale = SIGNAL_VARIANCE
-    model.likelihood.noise = NOISE_VARIANCE
-    model.mean_module.constant = PRIOR_MEAN
-    model.eval()
+    model = botorch_model(X[rows], torch.as_tensor(ys, dtype=torch.float64).unsqueeze(-1))
     with torch.no_grad():
         post = model.posterior(X)
         mean = post.mean.squeeze(-1).numpy()
