@@ -22,14 +22,18 @@ def small_synthetic(name):
     return synthetic_gp_grid(0, grid_size=25)
 
 
-def test_configurations_cover_sweep_and_tables_once():
+def test_configurations_cover_sweep_tables_and_privacy_once():
     setup = exp.SETUPS["synthetic"]
     configs = exp.configurations(setup)
     assert len(configs) == len(set(configs))
     assert configs[0] == (exp.NON_PRIVATE, None, None)
-    n_table_cells = sum(len(t.paper) for t in setup.tables)
-    # (1.1, 10) is in both the eps sweep and Table 1
-    assert len(configs) == 1 + len(setup.sweep_log_eps) + n_table_cells - 1
+    expected = {(exp.PO, le, setup.sweep_r) for le in setup.sweep_log_eps}
+    expected |= {(exp.PO, t.log_eps, r) for t in setup.tables for r in t.paper}
+    for le in setup.privacy_grid:
+        expected |= {(exp.PO, le, setup.sweep_r), (exp.GAUSSIAN, le, None)}
+        expected.add((exp.GAUSSIAN_AWARE, le, None))
+    assert set(configs) == expected | {(exp.NON_PRIVATE, None, None)}
+    assert 1.1 in setup.privacy_grid  # the threshold eps is on the privacy grid
 
 
 def test_reproduce_writes_every_artefact(tmp_path):
@@ -205,3 +209,19 @@ def test_cli_run_po_gp_ucb_writes_result(tmp_path, capsys):
 def test_cli_reproduce_rejects_unknown_dataset(capsys):
     assert main(["reproduce", "po-gp-ucb", "--quick", "--datasets", "mnist"]) == 2
     assert "--datasets" in capsys.readouterr().err
+
+
+def test_cli_run_gaussian_mechanism_is_private_and_says_what_is_not(tmp_path, capsys):
+    path = _csv(tmp_path)
+    out = tmp_path / "g"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the DP release must not raise the not-DP warning
+        code = main(
+            ["run", "po-gp-ucb", "--mechanism", "gaussian", "--data", str(path), "--target", "y"]
+            + ["-T", "6", "--epsilon", "3", "--delta", "1e-4", "--out", str(out)]
+        )
+    assert code == 0
+    result = json.loads((out / "result.json").read_text())
+    assert result["release"]["mechanism"] == "gaussian" and result["release"]["noise_std"] > 0
+    assert result["privacy"].startswith("(3, 0.0001)-DP") and "NOT covered" in result["privacy"]
+    assert "Gaussian, noise sd=" in capsys.readouterr().out

@@ -65,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--epsilon", type=float, default=None)
     run.add_argument("--delta", type=float, default=None)
     run.add_argument("--r", type=int, default=None, help="projection dimension")
+    run.add_argument(
+        "--mechanism",
+        choices=("random_projection", "gaussian"),
+        default="random_projection",
+        help="po-gp-ucb release: the published one (NOT DP) or the (eps, delta)-DP Gaussian one",
+    )
     run.add_argument("--n-init", type=int, default=1)
     run.add_argument("--out", type=Path, default=None, help="directory for result.json")
     return parser
@@ -124,6 +130,7 @@ def _run(args) -> str:
         r=args.r,
         n_init=args.n_init,
         out=args.out,
+        mechanism=args.mechanism,
     )
     text = format_result(result)
     if args.out is not None:

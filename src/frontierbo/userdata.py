@@ -44,6 +44,7 @@ from frontierbo.core.fit import fit_hyperparameters
 from frontierbo.core.gp_ucb import GPUCB
 from frontierbo.core.kernels import make_kernel
 from frontierbo.core.loop import TableOracle, run_bo
+from frontierbo.privacy.gaussian_release import GaussianRowMechanism, noise_aware_hyperparameters
 from frontierbo.privacy.po_gp_ucb import Curator, POGPUCBModeler, random_initial_rows
 from frontierbo.privacy.random_projection import RandomProjectionMechanism
 from frontierbo.problems.base import DEFAULT_MAX_NORM, preprocess_inputs
@@ -62,6 +63,19 @@ __all__ = [
 ALGORITHMS = ("gp-ucb", "po-gp-ucb")
 #: The privacy caveat carried by every po-gp-ucb result.
 PRIVACY_NOTE = "NOT differentially private (see docs/privacy.md)"
+#: Curator mechanisms for po-gp-ucb (``--mechanism``).
+MECHANISMS = ("random_projection", "gaussian")
+
+
+def gaussian_privacy_note(epsilon: float, delta: float) -> str:
+    """What the Gaussian release guarantees on this path, and what it does not."""
+    return (
+        f"({epsilon:g}, {delta:g})-DP for the released feature rows (one row moving by <= 1 in L2, "
+        "in the normalised units); NOT covered: the target values, the normalisation scale and "
+        "the GP hyperparameters fitted on the raw data (see docs/privacy.md)"
+    )
+
+
 #: GP-UCB's delta' = delta_ucb / 2 with delta_ucb = 0.05 (spec §2.2).
 DELTA_PRIME = 0.025
 #: Rows used by the maximum-likelihood fit (a random subset when the file is larger).
@@ -241,23 +255,32 @@ def load_csv_problem(
 
 
 # -- the run ------------------------------------------------------------------------------------
-def _check_params(algorithm, iterations, seed, epsilon, delta, r, n_init, out, fit_restarts):
+def _check_params(
+    algorithm, iterations, seed, epsilon, delta, r, n_init, out, fit_restarts, mechanism
+):
     """Every check that does not need the data; returns the validated values."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}, got {algorithm!r}")
+    if mechanism not in MECHANISMS:
+        raise ValueError(
+            f"mechanism (--mechanism) must be one of {list(MECHANISMS)}, got {mechanism!r}"
+        )
     iterations = check_int(iterations, "iterations (--iterations)", low=1)
     seed = check_int(seed, "seed (--seed)", low=0)
     n_init = check_int(n_init, "n_init (--n-init)", low=1)
     fit_restarts = check_int(fit_restarts, "fit_restarts", low=1)
     privacy = None
     if algorithm == "po-gp-ucb":
-        for value, flag in ((epsilon, "epsilon"), (delta, "delta"), (r, "r")):
+        required = ((epsilon, "epsilon"), (delta, "delta"))
+        if mechanism == "random_projection":
+            required += ((r, "r"),)
+        for value, flag in required:
             if value is None:
                 raise ValueError(f"{flag} (--{flag}) is required for po-gp-ucb")
         privacy = (
             check_positive(epsilon, "epsilon (--epsilon)"),
             check_probability(delta, "delta (--delta)"),
-            check_int(r, "r (--r)", low=1),
+            None if r is None else check_int(r, "r (--r)", low=1),
         )
     if out is not None:
         if not isinstance(out, str | os.PathLike):
@@ -308,6 +331,7 @@ def run_on_csv(
     n_init: int = 1,
     out: str | os.PathLike | None = None,
     fit_restarts: int = 3,
+    mechanism: str = "random_projection",
 ) -> dict:
     """Optimise the target column of a CSV file with GP-UCB or PO-GP-UCB (see module doc).
 
@@ -340,7 +364,7 @@ def run_on_csv(
         and before any file is created. ``po-gp-ucb`` emits a ``NotDifferentiallyPrivateWarning``.
     """
     iterations, seed, n_init, fit_restarts, privacy, out = _check_params(
-        algorithm, iterations, seed, epsilon, delta, r, n_init, out, fit_restarts
+        algorithm, iterations, seed, epsilon, delta, r, n_init, out, fit_restarts, mechanism
     )
     X_raw, y, names = load_csv_problem(path, target, features, minimize)
     _check_data_params(X_raw, y, iterations, n_init, target.strip(), names)
@@ -384,18 +408,24 @@ def run_on_csv(
         bo = run_bo(optimizer, TableOracle(y), iterations, initial, true_values=y)
     else:
         eps, dlt, proj_dim = privacy
-        curator = Curator(
-            inputs,
-            y,
-            RandomProjectionMechanism(eps, dlt, proj_dim),
-            seed=np.random.default_rng(curator_ss),
-        )
-        release = curator.release()  # warns: NotDifferentiallyPrivateWarning
+        if mechanism == "gaussian":
+            mech = GaussianRowMechanism(eps, dlt, proj_dim)
+        else:
+            mech = RandomProjectionMechanism(eps, dlt, proj_dim)  # warns: not DP
+        curator = Curator(inputs, y, mech, seed=np.random.default_rng(curator_ss))
+        release = curator.release()
+        if mechanism == "gaussian":
+            noise = (release.info["noise_std"], release.Z.shape[1])
+            hyper.update(
+                noise_aware_hyperparameters(
+                    scale, hyper["signal_variance"], hyper["noise_variance"], *noise
+                )
+            )
         modeler = POGPUCBModeler.from_release(release, delta_prime=DELTA_PRIME, **hyper)
         bo = modeler.optimize(curator, iterations, initial, true_values=y)
-        release_info = {
-            key: release.info[key]
-            for key in ("omega", "sigma_min", "branch", "c_prime", "epsilon", "delta", "r")
+        keys = ("omega", "sigma_min", "branch", "c_prime", "noise_std", "epsilon", "delta", "r")
+        release_info = {"mechanism": mechanism} | {
+            k: release.info[k] for k in keys if k in release.info
         }
 
     observed = np.concatenate([bo.initial_indices, bo.indices]).astype(int)
@@ -435,7 +465,8 @@ def run_on_csv(
     }
     if release_info is not None:
         result["release"] = release_info
-        result["privacy"] = PRIVACY_NOTE
+        gaussian = mechanism == "gaussian"
+        result["privacy"] = gaussian_privacy_note(*privacy[:2]) if gaussian else PRIVACY_NOTE
     result = _finite_or_null(result)
     if out is not None:
         _write_json_atomic(out / RESULT_FILENAME, result)
@@ -498,11 +529,14 @@ def format_result(result: dict) -> str:
     )
     if "release" in result:
         rel = result["release"]
-        lines.append(
-            f"release: branch={rel['branch']}, omega={_fmt(rel['omega'])}, "
-            f"sigma_min={_fmt(rel['sigma_min'])}, C'={_fmt(rel['c_prime'])}, "
-            f"epsilon={_fmt(rel['epsilon'])}, delta={_fmt(rel['delta'])}, r={rel['r']}"
-        )
+        common = f"epsilon={_fmt(rel['epsilon'])}, delta={_fmt(rel['delta'])}, r={rel['r']}"
+        if rel["mechanism"] == "gaussian":
+            lines.append(f"release: Gaussian, noise sd={_fmt(rel['noise_std'])}, {common}")
+        else:
+            lines.append(
+                f"release: branch={rel['branch']}, omega={_fmt(rel['omega'])}, "
+                f"sigma_min={_fmt(rel['sigma_min'])}, C'={_fmt(rel['c_prime'])}, {common}"
+            )
     if "privacy" in result:
         lines.append(f"privacy: {result['privacy']}")
     return "\n".join(lines)

@@ -21,12 +21,20 @@ from frontierbo.core.kernels import SquaredExponential
 from frontierbo.core.loop import TableOracle, run_bo
 from frontierbo.experiments.runner import RunSpec, aggregate, run_sweep, seed_for
 from frontierbo.experiments.store import ResultStore, to_jsonable
+from frontierbo.privacy.gaussian_release import GaussianRowMechanism, noise_aware_hyperparameters
 from frontierbo.privacy.po_gp_ucb import Curator, POGPUCBModeler, random_initial_rows
 from frontierbo.privacy.random_projection import RandomProjectionMechanism, omega_threshold
 from frontierbo.problems.base import Problem
 
 NON_PRIVATE = "gp-ucb"
 PO = "po-gp-ucb"
+#: (epsilon, delta)-DP Gaussian release (privacy/gaussian_release.py), GP-UCB with the curator's
+#: hyperparameters ("plain") or with the noise-aware expected kernel ("aware").
+GAUSSIAN = "gaussian-release"
+GAUSSIAN_AWARE = "gaussian-release-aware"
+PRIVATE_METHODS = (GAUSSIAN, GAUSSIAN_AWARE)
+#: log epsilon grid of the privacy-utility figure (plus each dataset's threshold epsilon).
+PRIVACY_LOG_EPS = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,12 @@ class DatasetSetup:
     sweep_log_eps: tuple[float, ...]
     paper_gaps: dict[float, float]  # log eps -> published S_T(PO) - S_T(non-private), in sigma_y
     tables: tuple[TableSpec, ...] = field(default_factory=tuple)
+    privacy_log_eps: tuple[float, ...] = ()
+
+    @property
+    def privacy_grid(self) -> tuple[float, ...]:
+        """The privacy-utility figure's epsilons: the common grid and the threshold epsilon."""
+        return tuple(sorted(set(self.privacy_log_eps) | {max(self.sweep_log_eps)}))
 
 
 SETUPS: dict[str, DatasetSetup] = {
@@ -65,6 +79,7 @@ SETUPS: dict[str, DatasetSetup] = {
             TableSpec(2, 1.3, {3: 0.091, 9: 0.009, 12: 0.019, 15: 0.008, 20: 0.127, 30: 0.134}, 15),
             TableSpec(3, 1.5, {5: 0.05, 10: 0.021, 15: 0.003, 20: 0.002, 30: 0.094, 50: 0.142}, 20),
         ),
+        PRIVACY_LOG_EPS,
     ),
     "loan": DatasetSetup(
         "loan",
@@ -81,6 +96,7 @@ SETUPS: dict[str, DatasetSetup] = {
                 6, 3.1, {5: 0.097, 10: 0.091, 15: 0.069, 20: 0.084, 30: 0.104, 50: 0.127}, 20
             ),
         ),
+        PRIVACY_LOG_EPS,
     ),
     "property": DatasetSetup(
         "property",
@@ -97,6 +113,7 @@ SETUPS: dict[str, DatasetSetup] = {
                 9, 3.0, {5: 0.591, 10: 0.523, 15: 0.486, 20: 0.482, 30: 0.489, 50: 0.488}, 20
             ),
         ),
+        PRIVACY_LOG_EPS,
     ),
     "branin": DatasetSetup(
         "branin",
@@ -111,6 +128,7 @@ SETUPS: dict[str, DatasetSetup] = {
             TableSpec(11, 2.5, {3: 0.259, 9: 0.001, 12: 0.0, 15: 0.0, 20: 0.014, 30: 0.026}, 15),
             TableSpec(12, 2.7, {5: 0.152, 10: 0.0, 15: 0.0, 20: 0.0, 30: 0.005, 50: 0.073}, 20),
         ),
+        PRIVACY_LOG_EPS,
     ),
 }
 
@@ -152,16 +170,21 @@ AMBIGUITIES = [
 
 # -- configurations ---------------------------------------------------------------------------
 def configurations(setup: DatasetSetup) -> list[tuple[str, float | None, int | None]]:
-    """Unique (method, log eps, r) triples of one dataset: the eps sweep and Tables' r sweeps."""
+    """Unique (method, log eps, r) triples of one dataset: the eps sweep, the Tables' r sweeps
+    and the privacy-utility comparison (published vs private releases over an eps grid)."""
     configs = [(NON_PRIVATE, None, None)]
     configs += [(PO, le, setup.sweep_r) for le in setup.sweep_log_eps]
     for table in setup.tables:
         configs += [(PO, table.log_eps, r) for r in table.paper]
+    for le in setup.privacy_grid:
+        configs += [(PO, le, setup.sweep_r)] + [(m, le, None) for m in PRIVATE_METHODS]
     return list(dict.fromkeys(configs))
 
 
 def config_key(method: str, log_eps: float | None, r: int | None) -> str:
-    return method if method == NON_PRIVATE else f"{method}|logeps={log_eps:g}|r={r}"
+    if method == NON_PRIVATE:
+        return method
+    return f"{method}|logeps={log_eps:g}" + ("" if r is None else f"|r={r}")
 
 
 def build_specs(
@@ -243,7 +266,11 @@ def run_once(problem: Problem, config: dict, seed: int) -> dict:
         oracle = TableOracle(problem.values, problem.observation_noise_std, noise_rng)
         res = run_bo(opt, oracle, T, init, problem.values)
         return {"simple_regret": res.simple_regret, "indices": res.indices}
-    mech = RandomProjectionMechanism(math.exp(config["log_eps"]), config["delta"], config["r"])
+    eps = math.exp(config["log_eps"])
+    if config["method"] == PO:
+        mech = RandomProjectionMechanism(eps, config["delta"], config["r"])
+    else:
+        mech = GaussianRowMechanism(eps, config["delta"], config["r"])
     curator = Curator(
         problem.inputs,
         problem.values,
@@ -253,9 +280,20 @@ def run_once(problem: Problem, config: dict, seed: int) -> dict:
         noise_seed=noise_rng,
     )
     release = curator.release()
+    if config["method"] == GAUSSIAN_AWARE:
+        hyper.update(
+            noise_aware_hyperparameters(
+                hyper["lengthscale"],
+                hyper["signal_variance"],
+                hyper["noise_variance"],
+                release.info["noise_std"],
+                release.Z.shape[1],
+            )
+        )
     modeler = POGPUCBModeler.from_release(release, delta_prime=config["delta_prime"], **hyper)
     res = modeler.optimize(curator, T, init, problem.values)
-    info = {k: release.info[k] for k in ("omega", "sigma_min", "branch", "c_prime")}
+    keys = ("omega", "sigma_min", "branch", "c_prime", "noise_std")
+    info = {k: release.info[k] for k in keys if k in release.info}
     return {"simple_regret": res.simple_regret, "indices": res.indices, **info}
 
 
@@ -310,6 +348,7 @@ def summarise(setup: DatasetSetup, problem: Problem, records: list[dict]) -> dic
             "r": c["r"],
             "branch": rec.get("branch"),
             "omega": rec.get("omega"),
+            "noise_std": rec.get("noise_std"),
             "sigma_min": rec.get("sigma_min"),
             "c_prime": rec.get("c_prime"),
             "n_runs": stats[key]["n"],
