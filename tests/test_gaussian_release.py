@@ -101,3 +101,33 @@ def test_noise_aware_kernel_is_the_expected_kernel():
         mc = k(diffs, np.zeros((1, dim)))[:, 0]
         expected = k_aware(dz[None], np.zeros((1, dim)))[0, 0]
         assert mc.mean() == pytest.approx(expected, abs=4 * mc.std() / math.sqrt(len(mc)))
+
+
+def test_curator_ledger_refuses_over_budget_and_non_private_releases():
+    from frontierbo.privacy.accounting import BudgetExceededError, PrivacyLedger
+    from frontierbo.privacy.po_gp_ucb import Curator
+    from frontierbo.privacy.random_projection import RandomProjectionMechanism
+
+    X = np.random.default_rng(0).uniform(-1, 1, (30, 2))
+    ledger = PrivacyLedger(1.5, 1e-5)
+    curator = Curator(X, X[:, 0], GaussianRowMechanism(1.0, 5e-6), seed=0, ledger=ledger)
+    first = curator.release()
+    assert first.guarantee.epsilon == 1.0 and first.guarantee.differentially_private
+    with pytest.raises(BudgetExceededError, match="exceeded"):
+        curator.release()  # 1.0 + 1.0 > 1.5
+    assert ledger.total() == (1.0, 5e-6)
+    published = Curator(X, X[:, 0], RandomProjectionMechanism(1.0, 1e-5, 3), seed=0, ledger=ledger)
+    with pytest.raises(ValueError, match="not differentially private"):
+        published.release()
+    assert len(ledger.entries) == 1
+
+
+def test_release_guarantees_describe_themselves():
+    from frontierbo.privacy.random_projection import RandomProjectionMechanism
+
+    X = np.random.default_rng(0).uniform(-1, 1, (30, 2))
+    g = GaussianRowMechanism(2.0, 1e-6).release(X, 0).guarantee
+    assert g.describe().startswith("(2, 1e-06)-DP")
+    with pytest.warns(UserWarning):
+        p = RandomProjectionMechanism(2.0, 1e-6, 3).release(X, 0).guarantee
+    assert not p.differentially_private and "NOT differentially private" in p.describe()

@@ -37,9 +37,8 @@ from frontierbo._validation import (
     check_positive,
     check_probability,
 )
-from frontierbo.privacy.random_projection import Release
-
-NEIGHBOURING = "substitution: one row changes by at most 1 in L2 norm (Definition 1 of the paper)"
+from frontierbo.privacy.accounting import PrivacyGuarantee
+from frontierbo.privacy.random_projection import SUBSTITUTION_NEIGHBOURS, Release
 
 
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
@@ -122,10 +121,24 @@ class GaussianRowMechanism:
             "l2_sensitivity": delta_l2,
             "projection_norm": op_norm,
             "branch": None,
-            "guarantee": f"({self.epsilon:.6g}, {self.delta:.3g})-DP, analytic Gaussian mechanism; "
-            f"neighbours: {NEIGHBOURING}",
         }
-        return Release(Z=Z, mechanism=self.name, differentially_private=True, info=info)
+        return Release(Z, self.name, True, info, self.guarantee())
+
+    def guarantee(self) -> PrivacyGuarantee:
+        """(epsilon, delta)-DP under substitution neighbours, for the matrix given to release."""
+        return PrivacyGuarantee(
+            self.epsilon,
+            self.delta,
+            "Gaussian mechanism on every row (analytic calibration, Balle & Wang 2018)",
+            SUBSTITUTION_NEIGHBOURS
+            if self.sensitivity == 1.0
+            else f"substitution: one row changes by at most {self.sensitivity:g} in L2 norm",
+            (
+                "the released matrix is the one given to the mechanism; data-dependent "
+                "preprocessing before it (e.g. a max-norm scale) is not covered",
+                "the objective values y_t are not protected",
+            ),
+        )
 
 
 def noise_aware_hyperparameters(

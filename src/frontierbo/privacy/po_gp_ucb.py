@@ -23,6 +23,7 @@ from frontierbo._validation import SeedLike, as_generator, check_matrix, check_v
 from frontierbo.core.gp_ucb import GPUCB
 from frontierbo.core.kernels import make_kernel
 from frontierbo.core.loop import BOResult, Oracle, TableOracle, run_bo
+from frontierbo.privacy.accounting import PrivacyLedger
 from frontierbo.privacy.random_projection import Release
 
 
@@ -31,7 +32,7 @@ class Curator:
 
     ``values`` (n,) are the objective values of the rows; ``query(i)`` returns
     ``values[i] + N(0, noise_std^2)``. ``mechanism`` is any object with
-    ``release(X, seed) -> Release``. ``seed`` drives the release; ``noise_seed`` the query noise
+    ``release(X, seed) -> Release`` and ``guarantee() -> PrivacyGuarantee``. ``seed`` drives the release; ``noise_seed`` the query noise
     (by default a sub-stream of ``seed``). Passing the same ``noise_seed`` to a baseline's
     ``TableOracle`` gives both methods the same noise draws (common random numbers).
     """
@@ -44,10 +45,12 @@ class Curator:
         noise_std: float = 0.0,
         seed: SeedLike = None,
         noise_seed: SeedLike = None,
+        ledger: PrivacyLedger | None = None,
     ):
         self._inputs = check_matrix(inputs, "inputs", min_rows=2)
         values = check_vector(values, "values", length=self._inputs.shape[0])
         self.mechanism = mechanism
+        self.ledger = ledger
         self._release_rng = as_generator(seed)
         if noise_seed is None:
             noise_seed = self._release_rng.spawn(1)[0]
@@ -59,7 +62,14 @@ class Curator:
         return self._inputs.shape[0]
 
     def release(self) -> Release:
-        """Algorithm 1 (or another mechanism) on the held inputs."""
+        """Algorithm 1 (or another mechanism) on the held inputs.
+
+        With a ``ledger``, the mechanism's guarantee is spent first: a release that would exceed
+        the budget (or is not differentially private) raises ``BudgetExceededError`` / a
+        ``ValueError`` and nothing is released.
+        """
+        if self.ledger is not None:
+            self.ledger.spend(self.mechanism.guarantee(), label=self.mechanism.name)
         return self.mechanism.release(self._inputs, self._release_rng)
 
     def query(self, index: int) -> float:

@@ -33,6 +33,9 @@ from frontierbo._validation import (
     check_positive,
     check_probability,
 )
+from frontierbo.privacy.accounting import PrivacyGuarantee
+
+SUBSTITUTION_NEIGHBOURS = "substitution: one row changes by at most 1 in L2 norm (Definition 1 of Kharkovskii et al. 2020)"
 
 NOT_PRIVATE_MESSAGE = (
     "the PO-GP-UCB random-projection release is NOT differentially private: its column space "
@@ -83,6 +86,7 @@ class Release:
     mechanism: str
     differentially_private: bool
     info: dict = field(default_factory=dict)
+    guarantee: PrivacyGuarantee | None = None
 
 
 class RandomProjectionMechanism:
@@ -150,4 +154,9 @@ class RandomProjectionMechanism:
             "delta": self.delta,
             "r": self.r,
         }
-        return Release(Z=Z, mechanism=self.name, differentially_private=False, info=info)
+        guarantee = PrivacyGuarantee.none(self.name, NOT_PRIVATE_MESSAGE)
+        return Release(Z, self.name, False, info, guarantee)
+
+    def guarantee(self) -> PrivacyGuarantee:
+        """What a release of this mechanism guarantees: nothing (see the module docstring)."""
+        return PrivacyGuarantee.none(self.name, NOT_PRIVATE_MESSAGE)
