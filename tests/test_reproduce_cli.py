@@ -48,6 +48,8 @@ def test_reproduce_writes_every_artefact(tmp_path):
     assert (
         "Table 1" in report and "Table 3" in report and "**not** differentially private" in report
     )
+    assert "## Audit of the published release" in report and "9997/9997" not in report
+    assert result["audit"][0]["distinguisher"]["accuracy"] == 1.0
     summary = result["datasets"]["synthetic"]
     for config in summary["configs"].values():
         s = np.asarray(config["mean"])

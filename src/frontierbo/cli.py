@@ -52,6 +52,20 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--seed", type=int, default=0)
     rep.add_argument("--datasets", nargs="+", default=None, help="subset of the datasets")
 
+    priv = sub.add_parser("privacy", help="privacy tools")
+    priv_sub = priv.add_subparsers(dest="privacy_command", required=True)
+    audit = priv_sub.add_parser(
+        "audit", help="attack the published PO-GP-UCB release: reconstruction + distinguisher"
+    )
+    audit.add_argument("dataset", choices=("synthetic", "branin", "loan", "property"))
+    audit.add_argument("--epsilon", type=float, default=None, help="default: the paper's")
+    audit.add_argument("--delta", type=float, default=None, help="default: the paper's")
+    audit.add_argument("--r", type=int, default=None, help="default: the paper's")
+    audit.add_argument("--k", type=int, default=None, help="known rows (default d + 1)")
+    audit.add_argument("--known-indices", type=int, nargs="+", default=None)
+    audit.add_argument("--trials", type=int, default=200)
+    audit.add_argument("--seed", type=int, default=0)
+
     run = sub.add_parser("run", help="optimise over the rows of your own CSV file")
     run.add_argument("algorithm", choices=("gp-ucb", "po-gp-ucb"))
     run.add_argument("--data", required=True, help="CSV file with a header row")
@@ -138,7 +152,22 @@ def _run(args) -> str:
     return text
 
 
-COMMANDS = {"demo": _demo, "reproduce": _reproduce, "run": _run}
+def _privacy(args) -> str:
+    from frontierbo.privacy.audit import audit_command
+
+    return audit_command(
+        args.dataset,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        r=args.r,
+        k=args.k,
+        trials=args.trials,
+        seed=args.seed,
+        known_indices=args.known_indices,
+    )
+
+
+COMMANDS = {"demo": _demo, "reproduce": _reproduce, "run": _run, "privacy": _privacy}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -99,6 +99,12 @@ class GaussianRowMechanism:
         self.delta = check_probability(delta, "delta")
         self.r = None if r is None else check_int(r, "r", low=1)
         self.sensitivity = check_positive(sensitivity, "sensitivity")
+        # Without a projection the calibration is data-independent: compute it once.
+        self._sigma = (
+            analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+            if r is None
+            else None
+        )
 
     def release(self, X, seed: SeedLike = None) -> Release:
         X = check_matrix(X, "X", min_rows=1)
@@ -110,7 +116,7 @@ class GaussianRowMechanism:
             P = rng.standard_normal((d, self.r)) / math.sqrt(self.r)
             op_norm = float(np.linalg.norm(P, 2))
         delta_l2 = self.sensitivity * op_norm
-        sigma = analytic_gaussian_sigma(self.epsilon, self.delta, delta_l2)
+        sigma = self._sigma or analytic_gaussian_sigma(self.epsilon, self.delta, delta_l2)
         signal = X if P is None else X @ P
         Z = signal + sigma * rng.standard_normal(signal.shape)
         info = {
