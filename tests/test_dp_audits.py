@@ -34,9 +34,10 @@ def gaussian_statistics(mechanism, X, X2, v):
     return stat
 
 
-def test_gaussian_release_passes_its_audit():
-    X, X2, v = neighbours()
-    mech = GaussianRowMechanism(1.0, 1e-5)
+@pytest.mark.parametrize("hardened", [False, True])
+def test_gaussian_release_passes_its_audit(hardened):
+    X, X2, v = neighbours(n=2)
+    mech = GaussianRowMechanism(1.0, 1e-5, hardened=hardened)
     result = threshold_audit(*gaussian_statistics(mech, X, X2, v), 1.0, 1e-5)
     assert not result["violation"]
     assert result["epsilon_lower_bound"] <= 1.0
@@ -44,7 +45,7 @@ def test_gaussian_release_passes_its_audit():
 
 def test_audit_catches_an_under_noised_gaussian_release():
     X, X2, v = neighbours()
-    mech = GaussianRowMechanism(1.0, 1e-5)
+    mech = GaussianRowMechanism(1.0, 1e-5, hardened=False)
     mech._sigma /= 4  # a bug: a quarter of the calibrated noise, still claiming epsilon = 1
     result = threshold_audit(*gaussian_statistics(mech, X, X2, v), 1.0, 1e-5)
     assert result["violation"] and result["epsilon_lower_bound"] > 1.0

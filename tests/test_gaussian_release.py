@@ -59,20 +59,20 @@ def test_release_shape_noise_and_flags():
     X = np.random.default_rng(0).uniform(-5, 5, (4000, 2))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a DP release must not warn that it is not DP
-        rel = GaussianRowMechanism(1.0, 1e-5).release(X, 3)
+        rel = GaussianRowMechanism(1.0, 1e-5, hardened=False).release(X, 3)
     assert rel.differentially_private and rel.mechanism == "gaussian"
     assert rel.Z.shape == X.shape
     sigma = rel.info["noise_std"]
     assert sigma == pytest.approx(3.7306, abs=1e-4)
     resid = (rel.Z - X).ravel()
     assert resid.std() == pytest.approx(sigma, rel=0.03) and abs(resid.mean()) < 0.1
-    again = GaussianRowMechanism(1.0, 1e-5).release(X, 3)
+    again = GaussianRowMechanism(1.0, 1e-5, hardened=False).release(X, 3)
     np.testing.assert_array_equal(rel.Z, again.Z)
 
 
 def test_projection_calibrates_to_its_operator_norm():
     X = np.random.default_rng(1).standard_normal((50, 30))
-    rel = GaussianRowMechanism(2.0, 1e-5, r=8).release(X, 0)
+    rel = GaussianRowMechanism(2.0, 1e-5, r=8, hardened=False).release(X, 0)
     assert rel.Z.shape == (50, 8)
     norm = rel.info["projection_norm"]
     assert rel.info["l2_sensitivity"] == pytest.approx(norm)
@@ -131,3 +131,29 @@ def test_release_guarantees_describe_themselves():
     with pytest.warns(UserWarning):
         p = RandomProjectionMechanism(2.0, 1e-6, 3).release(X, 0).guarantee
     assert not p.differentially_private and "NOT differentially private" in p.describe()
+
+
+def test_hardened_release_is_exact_on_its_grid_and_within_its_claim():
+    from fractions import Fraction
+
+    from frontierbo.privacy.gaussian_release import zcdp_gaussian_sigma
+
+    X = np.random.default_rng(4).uniform(-5, 5, (3000, 2))
+    mech = GaussianRowMechanism(1.0, 1e-5)  # hardened by default
+    rel = mech.release(X, 0)
+    assert rel.info["hardened"] and rel.guarantee.epsilon == 1.0
+    sigma = rel.info["noise_std"]
+    assert zcdp_gaussian_sigma(1.0, 1e-5) < sigma < 1.01 * zcdp_gaussian_sigma(1.0, 1e-5)
+    assert (rel.Z - X).std() == pytest.approx(sigma, rel=0.04)
+    gamma = mech._discrete_mechanism(1.0, 2).granularity
+    assert all(Fraction(float(z)) % Fraction(gamma) == 0 for z in rel.Z.ravel()[:500])
+    # Outputs are grid points and the discrete Gaussian has full support on the grid, so no
+    # output rules out any input: the floating-point attack has nothing to work with.
+
+
+def test_zcdp_sigma_conversion_by_hand():
+    from frontierbo.privacy.gaussian_release import zcdp_gaussian_sigma
+
+    sigma = zcdp_gaussian_sigma(1.0, 1e-5)
+    rho = 1.0 / (2 * sigma**2)
+    assert rho + 2 * math.sqrt(rho * math.log(1e5)) == pytest.approx(1.0, rel=1e-12)
