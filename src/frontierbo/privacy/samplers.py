@@ -338,6 +338,15 @@ def _check_granularity(granularity) -> float:
     return g
 
 
+def _neighbouring(value, default: str) -> str:
+    """The neighbouring relation a guarantee is stated for: ``value`` or the mechanism's default."""
+    if value is None:
+        return default
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError(f"neighbouring must be a non-empty string, got {value!r}")
+    return value
+
+
 def _default_granularity(reference: float, name: str) -> float:
     """The largest power of two <= reference * 2**-10."""
     _, exponent = math.frexp(reference)
@@ -450,14 +459,11 @@ class LaplaceMechanism:
             self.granularity,
         )
         self.scale = float(sens / Fraction(self.epsilon))
-        if neighbouring is None:
-            neighbouring = (
-                f"bounded: one value changes by at most sensitivity={self.sensitivity:g} "
-                "(|x - x'| <= sensitivity); every entry of values is protected separately"
-            )
-        if not isinstance(neighbouring, str) or not neighbouring.strip():
-            raise TypeError(f"neighbouring must be a non-empty string, got {neighbouring!r}")
-        self.neighbouring = neighbouring
+        self.neighbouring = _neighbouring(
+            neighbouring,
+            f"bounded: one value changes by at most sensitivity={self.sensitivity:g} "
+            "(|x - x'| <= sensitivity); every entry of values is protected separately",
+        )
 
     def randomise(self, values, rng: SeedLike | RandomBits = None) -> np.ndarray:
         """Randomise every entry of ``values`` (any shape) independently; returns floats of the
@@ -561,15 +567,12 @@ class GaussianMechanism:
         # Round up (a few ulps) so that float rounding can only make the statement weaker.
         self.rho = math.nextafter(math.nextafter(rho, math.inf), math.inf)
         self.epsilon = math.nextafter(math.nextafter(eps, math.inf), math.inf)
-        if neighbouring is None:
-            what = "one value" if self.dimension == 1 else f"one {self.dimension}-vector answer"
-            neighbouring = (
-                f"bounded: {what} changes by at most sensitivity_l2={self.sensitivity_l2:g} in L2 "
-                "norm; every answer in values is protected separately"
-            )
-        if not isinstance(neighbouring, str) or not neighbouring.strip():
-            raise TypeError(f"neighbouring must be a non-empty string, got {neighbouring!r}")
-        self.neighbouring = neighbouring
+        what = "one value" if self.dimension == 1 else f"one {self.dimension}-vector answer"
+        self.neighbouring = _neighbouring(
+            neighbouring,
+            f"bounded: {what} changes by at most sensitivity_l2={self.sensitivity_l2:g} in L2 "
+            "norm; every answer in values is protected separately",
+        )
 
     def randomise(self, values, rng: SeedLike | RandomBits = None) -> np.ndarray:
         """Randomise every entry of ``values`` independently; floats of the same shape, exact
