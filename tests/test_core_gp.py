@@ -173,3 +173,34 @@ def test_mle_rejects_bad_input():
         fit_hyperparameters(np.zeros((1, 1)), np.zeros(1))
     with pytest.raises(ValueError, match="n_restarts"):
         fit_hyperparameters(np.zeros((3, 1)), np.arange(3.0), n_restarts=0)
+
+
+def test_precomputed_kernel_gp_equals_the_coordinate_gp():
+    X = np.random.default_rng(7).uniform(-2, 2, (40, 2))
+    se = SquaredExponential(0.8, 1.3)
+    from frontierbo.core.kernels import PrecomputedKernel
+
+    pre = PrecomputedKernel(se(X))
+    a = FiniteDomainGP(X, se, 0.05)
+    b = FiniteDomainGP(PrecomputedKernel.arms(40), pre, 0.05)
+    for i, y in [(3, 1.0), (17, -0.5), (3, 0.7), (31, 2.0)]:
+        a.add(i, y)
+        b.add(i, y)
+    np.testing.assert_allclose(b.mean, a.mean, atol=1e-10)
+    np.testing.assert_allclose(b.variance, a.variance, atol=1e-10)
+    mean, var = b.direct_posterior()
+    np.testing.assert_allclose(b.mean, mean, atol=1e-8)
+    np.testing.assert_allclose(b.variance, var, atol=1e-8)
+
+
+def test_precomputed_kernel_rejects_bad_matrices():
+    from frontierbo.core.kernels import PrecomputedKernel
+
+    with pytest.raises(ValueError, match="square"):
+        PrecomputedKernel(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="symmetric"):
+        PrecomputedKernel(np.array([[1.0, 0.5], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        PrecomputedKernel(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(ValueError, match="arm indices"):
+        PrecomputedKernel(np.eye(2))(np.array([[2.0]]))

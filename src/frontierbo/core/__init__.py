@@ -4,7 +4,13 @@ from frontierbo.core.acquisition import beta_srinivas, make_beta_schedule, ucb
 from frontierbo.core.fit import FitResult, fit_hyperparameters
 from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.gp_ucb import GPUCB
-from frontierbo.core.kernels import Matern32, Matern52, SquaredExponential, make_kernel
+from frontierbo.core.kernels import (
+    Matern32,
+    Matern52,
+    PrecomputedKernel,
+    SquaredExponential,
+    make_kernel,
+)
 from frontierbo.core.loop import BOResult, Oracle, RegretTrace, TableOracle, run_bo
 
 __all__ = [
@@ -15,6 +21,7 @@ __all__ = [
     "Matern32",
     "Matern52",
     "Oracle",
+    "PrecomputedKernel",
     "RegretTrace",
     "SquaredExponential",
     "TableOracle",

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.linalg import blas
 
 from frontierbo._validation import check_int, check_matrix, check_real
-from frontierbo.core.kernels import StationaryKernel
+from frontierbo.core.kernels import PrecomputedKernel, StationaryKernel
 
 #: Relative floor for a new Cholesky pivot; below it the pivot is lifted by jitter.
 _PIVOT_FLOOR = 1e-12
@@ -33,8 +33,9 @@ class FiniteDomainGP:
     ----------
     candidates : array (n, d)
         The finite domain. Row ``i`` is candidate ``i``.
-    kernel : StationaryKernel
-        Prior covariance (same units as ``candidates``).
+    kernel : StationaryKernel or PrecomputedKernel
+        Prior covariance (same units as ``candidates``); a ``PrecomputedKernel`` (Gram matrix)
+        with ``candidates = PrecomputedKernel.arms(n)`` for arms without coordinates.
     noise_variance : float
         Default Gaussian observation-noise variance sigma_n^2 (>= 0).
     prior_mean : float
@@ -49,7 +50,7 @@ class FiniteDomainGP:
     def __init__(
         self,
         candidates,
-        kernel: StationaryKernel,
+        kernel: StationaryKernel | PrecomputedKernel,
         noise_variance: float,
         prior_mean: float = 0.0,
         capacity: int = 64,
@@ -62,8 +63,15 @@ class FiniteDomainGP:
         self._prior_var = kernel.diag(self.candidates)
         # Constant parts of k(x_i, X) = variance * shape(|z_i|^2 + |z|^2 - 2 z_i.z), z = X / l:
         # cached so that add() spends O(n d) on the kernel row, not a fresh sqdist of all n rows.
-        self._scaled = kernel.scaled(self.candidates)
-        self._sqnorm = np.einsum("ij,ij->i", self._scaled, self._scaled)
+        if hasattr(kernel, "row"):  # a precomputed Gram matrix: rows are looked up
+            if kernel.K.shape[0] != n:
+                raise ValueError(
+                    f"kernel has {kernel.K.shape[0]} arms but there are {n} candidates"
+                )
+            self._scaled = self._sqnorm = None
+        else:
+            self._scaled = kernel.scaled(self.candidates)
+            self._sqnorm = np.einsum("ij,ij->i", self._scaled, self._scaled)
         self._scratch = np.empty(n)
         self.mean = np.full(n, self.prior_mean)
         self._var = self._prior_var.copy()
@@ -137,6 +145,8 @@ class FiniteDomainGP:
 
     def _kernel_row(self, i: int, out: np.ndarray) -> np.ndarray:
         """``k(x_i, X)`` (n,) written into ``out`` from the cached scaled candidates, O(n d)."""
+        if self._scaled is None:
+            return self.kernel.row(i, out)
         z = self._scaled
         np.dot(z, -2.0 * z[i], out=out)
         out += self._sqnorm[i]

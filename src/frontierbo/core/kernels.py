@@ -161,6 +161,56 @@ class Matern52(StationaryKernel):
         return (5.0 / 3.0) * (1.0 + s) * np.exp(-s)
 
 
+class PrecomputedKernel:
+    """A kernel given as its Gram matrix over n arms (e.g. an empirical covariance).
+
+    Candidates are arm indices: use ``PrecomputedKernel.arms(n)`` (an (n, 1) column 0..n-1) as
+    the ``candidates`` of a ``FiniteDomainGP``. ``K`` must be symmetric positive semi-definite.
+    """
+
+    name = "precomputed"
+
+    def __init__(self, K):
+        K = np.asarray(K, dtype=float)
+        if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] < 1:
+            raise ValueError(f"K must be a square (n, n) matrix, got shape {K.shape}")
+        if not np.all(np.isfinite(K)):
+            raise ValueError("K must be finite (no NaN or inf)")
+        if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, np.abs(K).max())):
+            raise ValueError("K must be symmetric")
+        if np.linalg.eigvalsh(K).min() < -1e-8 * max(1.0, np.abs(K).max()):
+            raise ValueError("K must be positive semi-definite")
+        self.K = K.copy()
+        self.K.flags.writeable = False
+
+    @staticmethod
+    def arms(n: int) -> np.ndarray:
+        """The candidate matrix for n arms: indices 0..n-1 as an (n, 1) float column."""
+        return np.arange(n, dtype=float)[:, None]
+
+    def _index(self, A) -> np.ndarray:
+        idx = np.asarray(A, dtype=float).reshape(-1)
+        if np.any(idx != np.round(idx)) or np.any(idx < 0) or np.any(idx >= self.K.shape[0]):
+            raise ValueError(f"inputs must be arm indices in [0, {self.K.shape[0] - 1}]")
+        return idx.astype(int)
+
+    def __call__(self, A, B=None) -> np.ndarray:
+        a = self._index(A)
+        b = a if B is None else self._index(B)
+        return self.K[np.ix_(a, b)]
+
+    def diag(self, A) -> np.ndarray:
+        return np.diag(self.K)[self._index(A)]
+
+    def row(self, i: int, out: np.ndarray) -> np.ndarray:
+        """``k(arm i, every arm)`` written into ``out`` (the GP's per-step kernel row)."""
+        out[:] = self.K[i]
+        return out
+
+    def __repr__(self) -> str:
+        return f"PrecomputedKernel(n={self.K.shape[0]})"
+
+
 KERNELS: dict[str, type[StationaryKernel]] = {
     "se": SquaredExponential,
     "matern32": Matern32,
