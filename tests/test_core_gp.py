@@ -204,3 +204,15 @@ def test_precomputed_kernel_rejects_bad_matrices():
         PrecomputedKernel(np.array([[1.0, 2.0], [2.0, 1.0]]))
     with pytest.raises(ValueError, match="arm indices"):
         PrecomputedKernel(np.eye(2))(np.array([[2.0]]))
+
+
+def test_log_det_matches_direct_and_gives_information_gain():
+    X = np.random.default_rng(8).uniform(0, 3, (25, 1))
+    gp = FiniteDomainGP(X, Matern52(0.7, 1.0), 0.3)
+    assert gp.log_det == 0.0
+    for i in (2, 9, 2, 20):
+        gp.add(i, 0.0)
+    Kt = gp.kernel(X[gp.observed_indices]) + 0.3 * np.eye(4)
+    assert gp.log_det == pytest.approx(np.linalg.slogdet(Kt)[1], rel=1e-12)
+    gain = 0.5 * np.linalg.slogdet(np.eye(4) + gp.kernel(X[gp.observed_indices]) / 0.3)[1]
+    assert 0.5 * (gp.log_det - 4 * np.log(0.3)) == pytest.approx(gain, rel=1e-12)

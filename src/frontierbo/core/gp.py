@@ -109,6 +109,14 @@ class FiniteDomainGP:
     def std(self) -> np.ndarray:
         return np.sqrt(self.variance)
 
+    @property
+    def log_det(self) -> float:
+        """``ln det(K_tt + diag(noise))`` from the Cholesky pivots, O(t). With equal noise
+        lambda, ``0.5 * (log_det - t ln lambda)`` is the information gain
+        ``0.5 ln det(I + K_tt / lambda)`` of the observed points."""
+        t = self.t
+        return float(2.0 * np.log(np.diag(self._L)[:t]).sum()) if t else 0.0
+
     def predictive_variance(self) -> np.ndarray:
         """Variance of a noisy observation ``y(x)``: latent variance + sigma_n^2 (thesis eq. 3.2)."""
         return self.variance + self.noise_variance
