@@ -146,6 +146,10 @@ class ATAGPUCB(NystromUCBBase):
         self._arms = np.empty(cap, dtype=np.int64)  # x_tau of every round
         self._y = np.empty(cap)  # y_bar_tau as received
         self._b = np.empty(cap)  # b_tau (used by trunc_index="tau")
+        # Per arm: its rewards sorted by |y| and the prefix sums of y in that order, so that
+        # line 8's truncated sums need one binary search per (arm, i), not a pass over history.
+        self._abs_sorted = [np.empty(0) for _ in range(self.n)]
+        self._prefix = [np.zeros(1) for _ in range(self.n)]
         self.b = math.nan
         self.n_truncated = 0  # products u_{i,tau} y_bar_tau zeroed in the last update
         self.theta = np.zeros(0)
@@ -163,6 +167,7 @@ class ATAGPUCB(NystromUCBBase):
         self._grow(t)
         self._arms[t - 1] = a
         self._y[t - 1] = y  # line 4: y_bar_t
+        self._insert_sorted(a, y)
         ny = self.nystrom
         ny.update(a)  # line 5: resample D_t with sigma_{t-1}, phi_t, m_t (and line 6's V_t)
         m = ny.m
@@ -179,21 +184,47 @@ class ATAGPUCB(NystromUCBBase):
             e, W = np.linalg.eigh(ny.V)  # line 6: V_t = Phi_t^T Phi_t + lam I (kept by ny)
             V_mhalf = (W / np.sqrt(e)) @ W.T  # V_t^{-1/2}, symmetric
             Ut = F @ V_mhalf  # line 7: row a is u_{., tau} for every round tau with x_tau = a
-            P = np.take(Ut, self._arms[:t], axis=0)  # (t, m): u_{i,tau}, one row per round
-            P *= self._y[:t, None]  # line 8: u_{i,tau} y_bar_tau
             if self.trunc_index == "tau":
-                keep = np.abs(P) <= self._b[:t, None]  # 1{|u_{i,tau} y_bar_tau| <= b_tau}
-            elif b < math.inf:
-                keep = np.abs(P) <= b  # 1{|u_{i,tau} y_bar_tau| <= b_t}
+                r = self._truncated_sums_direct(Ut, t)  # line 8 with b_tau
             else:
-                keep = True
-            self.n_truncated = 0 if keep is True else int(keep.size - np.count_nonzero(keep))
-            r = np.sum(P, axis=0, where=keep)  # line 8: r_hat_i
+                r = self._truncated_sums_sorted(Ut, b)  # line 8 with the current b_t
             self.theta = V_mhalf @ r  # line 9: theta_t = V_t^{-1/2} r_hat
             self.mean = F @ self.theta  # line 10: mu_t(x) = phi_t(x)^T theta_t
             self.variance = ny.variance()  # line 11: sigma_t^2 (DTC), clipped at 0
         self.beta = self._width(t, m)  # beta_{t+1}, with m_t, for round t + 1's line 3
         self.t = t
+
+    # -- line 8: truncated sums r_hat_i = sum_tau u_{i,tau} y_tau 1{|u_{i,tau} y_tau| <= b} -----
+    def _insert_sorted(self, a: int, y: float) -> None:
+        """Keep arm a's rewards sorted by |y|, with prefix sums of y in that order."""
+        pos = int(np.searchsorted(self._abs_sorted[a], abs(y)))
+        self._abs_sorted[a] = np.insert(self._abs_sorted[a], pos, abs(y))
+        ys = np.diff(self._prefix[a])
+        self._prefix[a] = np.concatenate([[0.0], np.cumsum(np.insert(ys, pos, y))])
+
+    def _truncated_sums_sorted(self, Ut: np.ndarray, b: float) -> np.ndarray:
+        """Line 8 with one level b for every round: u_{i,tau} depends on tau only through the
+        arm x_tau, and |u y| <= b <=> |y| <= b / |u|, so arm a contributes u_{i,a} times the sum
+        of its rewards with |y| <= b / |u_{i,a}|: a binary search in its sorted rewards."""
+        r = np.zeros(Ut.shape[1])
+        kept = 0
+        for a in np.flatnonzero(self.nystrom.counts):
+            u = Ut[a]
+            with np.errstate(divide="ignore"):
+                limit = np.where(u != 0.0, b / np.abs(u), math.inf)
+            k = np.searchsorted(self._abs_sorted[a], limit, side="right")
+            r += u * self._prefix[a][k]
+            kept += int(k.sum())
+        self.n_truncated = int(self.t + 1) * Ut.shape[1] - kept
+        return r
+
+    def _truncated_sums_direct(self, Ut: np.ndarray, t: int) -> np.ndarray:
+        """Line 8 with each round's own level b_tau: a pass over the whole history."""
+        P = np.take(Ut, self._arms[:t], axis=0)  # (t, m): u_{i,tau}, one row per round
+        P *= self._y[:t, None]  # u_{i,tau} y_bar_tau
+        keep = np.abs(P) <= self._b[:t, None]  # 1{|u_{i,tau} y_bar_tau| <= b_tau}
+        self.n_truncated = int(keep.size - np.count_nonzero(keep))
+        return np.sum(P, axis=0, where=keep)
 
     # -- parameters (frontierbo.ldp.parameters holds the formulas) ---------------------------
     def _truncation(self, t: int, m: int) -> float:
