@@ -12,7 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
-REPRODUCTIONS = ("po-gp-ucb",)
+REPRODUCTIONS = ("po-gp-ucb", "ldp-bo")
 QUICK_RUNS = 3
 
 
@@ -45,12 +45,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("reproduce", help="reproduce a paper's figures and tables")
     rep.add_argument("paper", choices=REPRODUCTIONS)
-    rep.add_argument("--quick", action="store_true", help=f"{QUICK_RUNS} runs per configuration")
-    rep.add_argument("--runs", type=_positive_int, default=None, help="runs per configuration (50)")
+    rep.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"po-gp-ucb: {QUICK_RUNS} runs per configuration; ldp-bo: T = 1000 and 2 trials",
+    )
+    rep.add_argument(
+        "--runs", type=_positive_int, default=None, help="runs per configuration (50; ldp-bo 10)"
+    )
     rep.add_argument("--jobs", type=_jobs, default=1, help="parallel worker processes (-1: all)")
     rep.add_argument("--out", type=Path, default=None)
     rep.add_argument("--seed", type=int, default=0)
     rep.add_argument("--datasets", nargs="+", default=None, help="subset of the datasets")
+    rep.add_argument(
+        "--beta-scale",
+        type=float,
+        default=None,
+        help="ldp-bo only: the common confidence-width multiplier of every algorithm (0.1)",
+    )
 
     priv = sub.add_parser("privacy", help="privacy tools")
     priv_sub = priv.add_subparsers(dest="privacy_command", required=True)
@@ -66,10 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--trials", type=int, default=200)
     audit.add_argument("--seed", type=int, default=0)
 
-    run = sub.add_parser("run", help="optimise over the rows of your own CSV file")
-    run.add_argument("algorithm", choices=("gp-ucb", "po-gp-ucb"))
+    run = sub.add_parser(
+        "run",
+        help="optimise on your own CSV file (gp-ucb, po-gp-ucb: rows are candidates; "
+        "ldp-bo: columns are arms, rows are reward observations)",
+    )
+    run.add_argument("algorithm", choices=("gp-ucb", "po-gp-ucb", "ldp-bo"))
     run.add_argument("--data", required=True, help="CSV file with a header row")
-    run.add_argument("--target", required=True, help="column to maximise (see --minimize)")
+    run.add_argument(
+        "--target", default=None, help="column to maximise (see --minimize); not for ldp-bo"
+    )
     run.add_argument(
         "--features", nargs="+", default=None, help="input columns (default: all others)"
     )
@@ -87,6 +105,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--n-init", type=int, default=1)
     run.add_argument("--out", type=Path, default=None, help="directory for result.json")
+    ldp = run.add_argument_group(
+        "ldp-bo", "columns = arms, rows = reward observations (see frontierbo.ldp.userdata)"
+    )
+    ldp.add_argument(
+        "--algorithm", dest="ldp_algorithm", choices=("ata", "tgp", "moma"), default=None
+    )
+    ldp.add_argument("--beta-scale", type=float, default=None, help="width multiplier (0.1)")
+    ldp.add_argument(
+        "--exclude", nargs="+", default=None, help="columns that are not arms (e.g. Date)"
+    )
     return parser
 
 
@@ -115,6 +143,10 @@ def _demo(args) -> str:
 
 
 def _reproduce(args) -> str:
+    if args.paper == "ldp-bo":
+        return _reproduce_ldp(args)
+    if args.beta_scale is not None:
+        raise ValueError("--beta-scale applies to ldp-bo only")
     from frontierbo.experiments.po_gp_ucb import SETUPS
     from frontierbo.experiments.po_gp_ucb_report import reproduce
 
@@ -128,7 +160,64 @@ def _reproduce(args) -> str:
     return (out / "report.md").read_text() + f"\nwritten to {out}/ in {result['seconds']} s"
 
 
+def _reproduce_ldp(args) -> str:
+    from frontierbo.experiments import ldp_bo
+    from frontierbo.experiments.ldp_bo_report import reproduce
+
+    datasets = args.datasets or list(ldp_bo.DATASETS)
+    unknown = [d for d in datasets if d not in ldp_bo.DATASETS]
+    if unknown:
+        raise ValueError(f"--datasets must be among {list(ldp_bo.DATASETS)}, got {unknown}")
+    T = ldp_bo.QUICK_T if args.quick else ldp_bo.FULL_T
+    runs = args.runs or (ldp_bo.QUICK_TRIALS if args.quick else ldp_bo.FULL_TRIALS)
+    beta_scale = ldp_bo.BETA_SCALE if args.beta_scale is None else args.beta_scale
+    out = args.out or Path(f"results/ldp-bo{'-quick' if args.quick else ''}")
+    result = reproduce(
+        out, datasets, T, runs, n_jobs=args.jobs, seed=args.seed, beta_scale=beta_scale
+    )
+    return (out / "report.md").read_text() + f"\nwritten to {out}/ in {result['seconds']} s"
+
+
+def _run_ldp(args) -> str:
+    from frontierbo.experiments.ldp_bo import BETA_SCALE, DELTA
+    from frontierbo.ldp.userdata import format_ldp_result, run_ldp_on_csv
+
+    if args.ldp_algorithm is None:
+        raise ValueError("--algorithm (ata, tgp or moma) is required for ldp-bo")
+    for flag, value in (("--target", args.target), ("--features", args.features)):
+        if value is not None:
+            raise ValueError(f"{flag} does not apply to ldp-bo (columns are arms)")
+    if args.minimize or args.r is not None:
+        raise ValueError("--minimize and --r do not apply to ldp-bo")
+    result = run_ldp_on_csv(
+        args.data,
+        args.ldp_algorithm,
+        args.iterations,
+        args.seed,
+        epsilon=args.epsilon,
+        beta_scale=BETA_SCALE if args.beta_scale is None else args.beta_scale,
+        delta=DELTA if args.delta is None else args.delta,
+        exclude=args.exclude,
+        out=args.out,
+    )
+    text = format_ldp_result(result)
+    if args.out is not None:
+        text += f"\nwritten {json.dumps(str(Path(args.out) / 'result.json'))}"
+    return text
+
+
 def _run(args) -> str:
+    if args.algorithm == "ldp-bo":
+        return _run_ldp(args)
+    for flag, value in (
+        ("--algorithm", args.ldp_algorithm),
+        ("--beta-scale", args.beta_scale),
+        ("--exclude", args.exclude),
+    ):
+        if value is not None:
+            raise ValueError(f"{flag} applies to ldp-bo only")
+    if args.target is None:
+        raise ValueError(f"--target is required for {args.algorithm}")
     from frontierbo.userdata import format_result, run_on_csv
 
     result = run_on_csv(

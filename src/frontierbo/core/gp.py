@@ -77,7 +77,8 @@ class FiniteDomainGP:
         self._var = self._prior_var.copy()
         cap = check_int(capacity, "capacity", low=1)
         self._V = np.empty((cap, n))
-        self._L = np.zeros((cap, cap))
+        # Only the pivots (diagonal of L) are kept: the off-diagonal row of L is a column of V.
+        self._pivots = np.zeros(cap)
         self._w = np.empty(cap)
         self._idx: list[int] = []
         self._y: list[float] = []
@@ -115,7 +116,7 @@ class FiniteDomainGP:
         lambda, ``0.5 * (log_det - t ln lambda)`` is the information gain
         ``0.5 ln det(I + K_tt / lambda)`` of the observed points."""
         t = self.t
-        return float(2.0 * np.log(np.diag(self._L)[:t]).sum()) if t else 0.0
+        return float(2.0 * np.log(self._pivots[:t]).sum()) if t else 0.0
 
     def predictive_variance(self) -> np.ndarray:
         """Variance of a noisy observation ``y(x)``: latent variance + sigma_n^2 (thesis eq. 3.2)."""
@@ -141,8 +142,7 @@ class FiniteDomainGP:
             blas.dgemv(-1.0, self._V[:t].T, l_row, beta=1.0, y=v, overwrite_y=True)
         v *= 1.0 / pivot
         w = (y - self.prior_mean - l_row @ self._w[:t]) / pivot
-        self._L[t, :t] = l_row
-        self._L[t, t] = pivot
+        self._pivots[t] = pivot
         self._w[t] = w
         blas.daxpy(v, self.mean, a=w)  # mean += w v, in place
         np.multiply(v, v, out=self._scratch)
@@ -169,11 +169,11 @@ class FiniteDomainGP:
         new_cap = max(size, 2 * cap)
         V = np.empty((new_cap, self.n))
         V[:cap] = self._V
-        L = np.zeros((new_cap, new_cap))
-        L[:cap, :cap] = self._L
+        pivots = np.zeros(new_cap)
+        pivots[:cap] = self._pivots
         w = np.empty(new_cap)
         w[:cap] = self._w
-        self._V, self._L, self._w = V, L, w
+        self._V, self._pivots, self._w = V, pivots, w
 
     # -- reference implementation (tests, debugging) ------------------------------------------
     def direct_posterior(self) -> tuple[np.ndarray, np.ndarray]:
