@@ -366,7 +366,7 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         f"Paper: {result['paper']}.",
         "",
         f"Horizon T = {result['T']}, {result['trials']} trial(s) per setting (a new synthetic f "
-        f"per trial), base seed {result['seed']}; wall time {result['seconds']} s.",
+        f"per trial), base seed {result['seed']}; wall time of this invocation {result['seconds']} s (stored runs are reused, not re-run).",
         "",
         "## Parameters",
         "",

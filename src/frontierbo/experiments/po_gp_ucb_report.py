@@ -230,7 +230,7 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         "# PO-GP-UCB reproduction",
         "",
         f"Paper: {result['paper']}. Runs per configuration: {result['runs']}; base seed "
-        f"{result['seed']}; wall time {result['seconds']} s.",
+        f"{result['seed']}; wall time of this invocation {result['seconds']} s (stored runs are reused, not re-run).",
         "",
         "> **Privacy caveat.** The published release (Algorithm 1) is **not** differentially "
         "private: its column space equals the data's, so a few known rows reconstruct all others. "
