@@ -243,8 +243,14 @@ def test_synthetic_student_t_variance():
     p = get_ldp_problem("synthetic-se-t", seed=0)
     assert math.isinf(p.R) and p.c == 3.0 and p.v == 4.0
     y = p.sample_rewards(5, 10**6, np.random.default_rng(0)) - p.f[5]
+    # The spec's check (variance ~ 3 within 5 %). t_3 has no fourth moment, so this estimator
+    # converges slowly and other seeds can miss it; the KS test below is the sound check.
     assert y.var() == pytest.approx(3.0, rel=0.05)
     assert abs(y.mean()) < 0.01
+    from scipy import stats
+
+    assert stats.kstest(y[:20_000], stats.t(df=3).cdf).pvalue > 0.01
+    assert stats.kstest(y[:20_000], stats.norm(scale=math.sqrt(3)).cdf).pvalue < 1e-6
 
 
 def test_sample_reward_is_the_vectorised_stream():
