@@ -1,4 +1,4 @@
-"""Command-line interface: ``frontierbo demo | reproduce | run``.
+"""frontierbo: Bayesian optimisation where classic BO breaks (demo, reproduce, privacy, run).
 
 Every bad input ends in one line ``frontierbo: error: <message naming the parameter>`` and exit
 status 2; nothing is written before the inputs are validated.
