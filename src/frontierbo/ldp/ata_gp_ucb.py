@@ -45,7 +45,7 @@ from numbers import Real
 
 import numpy as np
 
-from frontierbo._validation import SeedLike, check_real
+from frontierbo._validation import check_real
 from frontierbo.ldp.nystrom import NystromUCBBase
 from frontierbo.ldp.parameters import ata_beta, ata_truncation
 
@@ -93,48 +93,9 @@ class ATAGPUCB(NystromUCBBase):
     base_name = "ATA-GP-UCB"
     moment = "v"
 
-    def __init__(
-        self,
-        K,
-        T,
-        *,
-        B,
-        R=None,
-        eps_priv=None,
-        alpha=1.0,
-        v=None,
-        c=None,
-        lam=1.0,
-        delta=0.1,
-        profile="practical",
-        beta_scale=1.0,
-        seed: SeedLike = None,
-        eps_nys=0.1,
-        q=None,
-        dictionary_over="arms",
-        trunc_index="t",
-        b_fixed=None,
-        eig_rtol=1e-10,
-    ):
-        super().__init__(
-            K,
-            T,
-            B=B,
-            R=R,
-            eps_priv=eps_priv,
-            alpha=alpha,
-            v=v,
-            c=c,
-            lam=lam,
-            delta=delta,
-            profile=profile,
-            beta_scale=beta_scale,
-            seed=seed,
-            eps_nys=eps_nys,
-            q=q,
-            dictionary_over=dictionary_over,
-            eig_rtol=eig_rtol,
-        )
+    def __init__(self, K, T, *, trunc_index="t", b_fixed=None, **common):
+        # The shared keywords (B, R, eps_priv, ..., eig_rtol) are NystromUCBBase's.
+        super().__init__(K, T, **common)
         if trunc_index not in TRUNC_INDEX:
             raise ValueError(f"trunc_index must be one of {TRUNC_INDEX}, got {trunc_index!r}")
         self.trunc_index = trunc_index

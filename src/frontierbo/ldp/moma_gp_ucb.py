@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from frontierbo._validation import SeedLike, check_int
+from frontierbo._validation import check_int
 from frontierbo.ldp.nystrom import NystromUCBBase
 from frontierbo.ldp.parameters import k_mom_orderwise, k_mom_theory, moma_beta, n_epochs
 
@@ -93,47 +93,9 @@ class MoMAGPUCB(NystromUCBBase):
     base_name = "MoMA-GP-UCB"
     moment = "c"
 
-    def __init__(
-        self,
-        K,
-        T,
-        *,
-        B,
-        R=None,
-        eps_priv=None,
-        alpha=1.0,
-        v=None,
-        c=None,
-        lam=1.0,
-        delta=0.1,
-        profile="practical",
-        beta_scale=1.0,
-        seed: SeedLike = None,
-        eps_nys=0.1,
-        q=None,
-        k_mom=None,
-        dictionary_over="arms",
-        eig_rtol=1e-10,
-    ):
-        super().__init__(
-            K,
-            T,
-            B=B,
-            R=R,
-            eps_priv=eps_priv,
-            alpha=alpha,
-            v=v,
-            c=c,
-            lam=lam,
-            delta=delta,
-            profile=profile,
-            beta_scale=beta_scale,
-            seed=seed,
-            eps_nys=eps_nys,
-            q=q,
-            dictionary_over=dictionary_over,
-            eig_rtol=eig_rtol,
-        )
+    def __init__(self, K, T, *, k_mom=None, **common):
+        # The shared keywords (B, R, eps_priv, ..., eig_rtol) are NystromUCBBase's.
+        super().__init__(K, T, **common)
         if k_mom is None:  # line 2 (theory) or the order-wise value (practical)
             k_mom = (
                 k_mom_theory(self.T, self.delta)

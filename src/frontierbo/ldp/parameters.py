@@ -94,6 +94,11 @@ def _bounds(B, R) -> tuple[float, float]:
     return B, R
 
 
+def _nystrom_bias(B: float, eps_nys: float) -> float:
+    """``B (1 + 1 / sqrt(1 - eps))``: the RKHS-norm term of the Nystrom confidence widths."""
+    return B * (1.0 + 1.0 / math.sqrt(1.0 - eps_nys))
+
+
 def _t_factor(t: int, alpha: float) -> float:
     """``t ** ((1 - alpha) / (2 (1 + alpha)))`` (1 for alpha = 1)."""
     return float(t) ** ((1.0 - alpha) / (2.0 * (1.0 + alpha)))
@@ -273,8 +278,7 @@ def ata_beta(
     if profile == "theory":
         log_term = math.log(4.0 * max(m, 1) * T / delta)
         beta = (
-            B * (1.0 + 1.0 / math.sqrt(1.0 - e))
-            + 4.0 * math.sqrt(m / lam) * v**a1 * (log_term ** (alpha * a1)) * tf
+            _nystrom_bias(B, e) + 4.0 * math.sqrt(m / lam) * v**a1 * (log_term ** (alpha * a1)) * tf
         )
     else:
         log_term = math.log((m + 1) * T)
@@ -443,9 +447,7 @@ def moma_beta(
     a1 = 1.0 / (1.0 + alpha)
     nf = _t_factor(n, alpha)
     if profile == "theory":
-        beta = (
-            B * (1.0 + 1.0 / math.sqrt(1.0 - e)) + 3.0 / math.sqrt(lam) * (9.0 * m * c) ** a1 * nf
-        )
+        beta = _nystrom_bias(B, e) + 3.0 / math.sqrt(lam) * (9.0 * m * c) ** a1 * nf
     else:
         beta = B * math.sqrt(lam) + math.sqrt(m) * c**a1 * nf
     return s * beta
