@@ -282,15 +282,22 @@ def _check_params(
             check_probability(delta, "delta (--delta)"),
             None if r is None else check_int(r, "r (--r)", low=1),
         )
-    if out is not None:
-        if not isinstance(out, str | os.PathLike):
-            raise TypeError(f"--out must be a directory path, got {out!r}")
-        out = Path(out)
-        if out.exists() and not out.is_dir():
-            raise ValueError(f"--out {str(out)!r} exists and is not a directory")
-        if (out / RESULT_FILENAME).is_dir():
-            raise ValueError(f"--out {str(out)!r}: {RESULT_FILENAME} is a directory")
+    out = check_out_dir(out)
     return iterations, seed, n_init, fit_restarts, privacy, out
+
+
+def check_out_dir(out) -> Path | None:
+    """Validate ``--out`` (a directory, existing or not) before any work; None passes."""
+    if out is None:
+        return None
+    if not isinstance(out, str | os.PathLike):
+        raise TypeError(f"--out must be a directory path, got {out!r}")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} exists and is not a directory")
+    if (out / RESULT_FILENAME).is_dir():
+        raise ValueError(f"--out {str(out)!r}: {RESULT_FILENAME} is a directory")
+    return out
 
 
 def _check_data_params(X, y, iterations, n_init, target, features):

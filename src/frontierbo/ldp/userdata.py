@@ -54,12 +54,11 @@ from frontierbo.ldp.problems import (
     kernel_from_samples,
     problem_from_table,
 )
-from frontierbo.userdata import _column, _read_table
+from frontierbo.userdata import RESULT_FILENAME, _column, _read_table, check_out_dir
 
 __all__ = ["RESULT_FILENAME", "format_ldp_result", "load_reward_table", "run_ldp_on_csv"]
 
 #: Name of the result file written into ``out``.
-RESULT_FILENAME = "result.json"
 #: Number of points of the printed / stored regret trace.
 TRACE_POINTS = 10
 
@@ -157,14 +156,7 @@ def _check_params(algorithm, iterations, seed, epsilon, beta_scale, delta, out):
         epsilon = check_positive(epsilon, "epsilon (--epsilon)")
     beta_scale = check_real(beta_scale, "beta_scale (--beta-scale)", low=0.0, low_open=False)
     delta = check_real(delta, "delta (--delta)", low=0.0, high=1.0)
-    if out is not None:
-        if not isinstance(out, str | os.PathLike):
-            raise TypeError(f"--out must be a directory path, got {out!r}")
-        out = Path(out)
-        if out.exists() and not out.is_dir():
-            raise ValueError(f"--out {str(out)!r} exists and is not a directory")
-        if (out / RESULT_FILENAME).is_dir():
-            raise ValueError(f"--out {str(out)!r}: {RESULT_FILENAME} is a directory")
+    out = check_out_dir(out)
     return iterations, seed, epsilon, beta_scale, delta, out
 
 
