@@ -365,8 +365,14 @@ def summary_csv(summary: dict) -> str:
     return buf.getvalue()
 
 
+#: Methods that set the y-range of the zoomed panel (the curves of the paper's Fig. 1).
+ZOOM_METHODS = ("gp-ucb", "q-gp-ucb-reference", "q-gp-ucb-beta1")
+
+
 def write_figures(summary: dict, out: Path) -> list[Path]:
-    """Cumulative regret vs oracle queries, mean ± s.e., one figure per setting (paper Figs. 1-2)."""
+    """Cumulative regret vs oracle queries, mean ± s.e., one figure per setting: left, the paper's
+    Fig. 1 scale (set by GP-UCB and the reference / beta = 1 Q-GP-UCB; other curves may leave the
+    chart); right, every method on a log scale."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -376,21 +382,28 @@ def write_figures(summary: dict, out: Path) -> list[Path]:
 
     paths = []
     for key, methods in summary.items():
-        fig, ax = plt.subplots(figsize=(5.2, 3.6))
-        top = 0.0
+        fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.6))
+        top = max(
+            (
+                float(np.max(e["curve_mean"] + e["curve_se"]))
+                for m, e in methods.items()
+                if m in ZOOM_METHODS
+            ),
+            default=0.0,
+        )
         for e in methods.values():
             x, y, se = e["checkpoints"], e["curve_mean"], e["curve_se"]
-            (line,) = ax.plot(x, y, label=e["label"], linewidth=1.2)
-            ax.fill_between(x, y - se, y + se, color=line.get_color(), alpha=0.2, linewidth=0)
-            if not METHODS_LINEAR.get(e["label"], False):
-                top = max(top, float(np.max(y + se)))
-        ax.set_ylim(
-            0, 1.15 * top if top > 0 else None
-        )  # linear bandits go off the chart, as in the paper
-        ax.set_xlabel("oracle queries")
-        ax.set_ylabel("cumulative regret")
-        ax.set_title(SETTINGS[key].title, fontsize=9)
-        ax.legend(fontsize=7, frameon=False)
+            for ax in axes:
+                (line,) = ax.plot(x, y, label=e["label"], linewidth=1.2)
+                ax.fill_between(x, y - se, y + se, color=line.get_color(), alpha=0.2, linewidth=0)
+        if top > 0:
+            axes[0].set_ylim(0, 1.3 * top)
+        axes[1].set_yscale("symlog", linthresh=1.0)
+        for ax, title in zip(axes, ("paper scale", "all methods (symlog)"), strict=True):
+            ax.set_xlabel("oracle queries")
+            ax.set_ylabel("cumulative regret")
+            ax.set_title(f"{SETTINGS[key].title}: {title}", fontsize=8)
+        axes[1].legend(fontsize=6.5, frameon=False, loc="lower right")
         fig.tight_layout()
         path = out / f"fig_{key}.png"
         with atomic_output(path) as tmp:
@@ -398,9 +411,6 @@ def write_figures(summary: dict, out: Path) -> list[Path]:
         plt.close(fig)
         paths.append(path)
     return paths
-
-
-METHODS_LINEAR = {m.label: m.linear for m in METHODS.values()}
 
 
 def _pm(value: tuple[float, float] | None, digits: int = 1) -> str:
