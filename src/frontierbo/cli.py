@@ -72,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
         "root, validation use) or the project's own seeded ones",
     )
     rep.add_argument(
+        "--noisy",
+        action="store_true",
+        help="quantum-bo only: also run Q-GP-UCB on noisy Qiskit-Aer circuits (synthetic, 3 runs; "
+        "about a minute per run; extra [quantum])",
+    )
+    rep.add_argument(
         "--beta-scale",
         type=float,
         default=None,
@@ -207,8 +213,8 @@ def _demo(args) -> str:
 def _reproduce(args) -> str:
     if args.paper == "quantum-bo":
         return _reproduce_quantum(args)
-    if args.source is not None:
-        raise ValueError("--source applies to quantum-bo only")
+    if args.source is not None or args.noisy:
+        raise ValueError("--source and --noisy apply to quantum-bo only")
     if args.paper == "ldp-bo":
         return _reproduce_ldp(args)
     if args.beta_scale is not None:
@@ -259,6 +265,7 @@ def _reproduce_quantum(args) -> str:
         out,
         settings,
         quick=args.quick,
+        noisy=args.noisy,
         runs=args.runs,
         n_jobs=args.jobs,
         seed=args.seed,
