@@ -96,6 +96,32 @@ def _parse_cell(text: str) -> float | None:
         return None
 
 
+def data_path(path) -> Path:
+    """``--data`` as an existing file (TypeError / FileNotFoundError naming ``--data`` otherwise)."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"--data must be a path, got {path!r}")
+    path = Path(path)
+    if not path.is_file():
+        what = "is a directory, not a CSV file" if path.is_dir() else "does not exist"
+        raise FileNotFoundError(f"--data {str(path)!r} {what}")
+    return path
+
+
+def feature_names(features) -> list[str]:
+    """``--features`` as a non-empty list of distinct, stripped column names."""
+    names = [features] if isinstance(features, str) else list(features)
+    if not names:
+        raise ValueError("--features must name at least one column (or be omitted)")
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"--features must be column names (strings), got {name!r}")
+    names = [name.strip() for name in names]
+    dupes = sorted({name for name in names if names.count(name) > 1})
+    if dupes:
+        raise ValueError(f"--features lists column(s) more than once: {dupes}")
+    return names
+
+
 def _read_table(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
     """Header, data rows (blank lines skipped) and the file line on which each row ends."""
     try:
@@ -176,12 +202,7 @@ def load_csv_problem(
             value in a used column (message names the column and the 0-based row), fewer than 2
             rows (n < 2), or a malformed file. Each message names the parameter at fault.
     """
-    if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"--data must be a path, got {path!r}")
-    path = Path(path)
-    if not path.is_file():
-        what = "is a directory, not a CSV file" if path.is_dir() else "does not exist"
-        raise FileNotFoundError(f"--data {str(path)!r} {what}")
+    path = data_path(path)
     if not isinstance(target, str) or not target.strip():
         raise TypeError(f"--target must be a non-empty column name, got {target!r}")
     if not isinstance(minimize, bool | np.bool_):
@@ -198,16 +219,7 @@ def load_csv_problem(
     t_col = header.index(target)
 
     if features is not None:
-        names = [features] if isinstance(features, str) else list(features)
-        if not names:
-            raise ValueError("--features must name at least one column (or be omitted)")
-        for name in names:
-            if not isinstance(name, str):
-                raise TypeError(f"--features must be column names (strings), got {name!r}")
-        names = [name.strip() for name in names]
-        dupes = sorted({name for name in names if names.count(name) > 1})
-        if dupes:
-            raise ValueError(f"--features lists column(s) more than once: {dupes}")
+        names = feature_names(features)
         if target in names:
             raise ValueError(
                 f"--features must not contain the --target column {target!r} "

@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -54,7 +53,7 @@ from frontierbo.ldp.problems import (
     kernel_from_samples,
     problem_from_table,
 )
-from frontierbo.userdata import RESULT_FILENAME, _column, _read_table, check_out_dir
+from frontierbo.userdata import RESULT_FILENAME, _column, _read_table, check_out_dir, data_path
 
 __all__ = ["RESULT_FILENAME", "format_ldp_result", "load_reward_table", "run_ldp_on_csv"]
 
@@ -73,12 +72,7 @@ def load_reward_table(
     the row: a non-numeric, empty, NaN or infinite cell, an unknown ``--exclude`` column, a
     constant column, fewer than 2 arm columns or fewer than 2 rows.
     """
-    if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"--data must be a path, got {path!r}")
-    path = Path(path)
-    if not path.is_file():
-        what = "is a directory, not a CSV file" if path.is_dir() else "does not exist"
-        raise FileNotFoundError(f"--data {str(path)!r} {what}")
+    path = data_path(path)
     header, rows, lines = _read_table(path)
     excluded = [exclude] if isinstance(exclude, str) else list(exclude or [])
     unknown = [name for name in excluded if name not in header]

@@ -33,7 +33,6 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -47,6 +46,8 @@ from frontierbo.userdata import (
     _parse_cell,
     _read_table,
     check_out_dir,
+    data_path,
+    feature_names,
 )
 
 from .q_gp_ucb import BETA_SCHEDULES, WEIGHTINGS
@@ -96,12 +97,7 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
     empty, NaN or infinite value, ``p`` outside ``[0, 1]``, ``sigma <= 0``, an unknown, duplicate or
     reward ``--features`` column, no feature column, fewer than 2 arms.
     """
-    if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"--data must be a path, got {path!r}")
-    path = Path(path)
-    if not path.is_file():
-        what = "is a directory, not a CSV file" if path.is_dir() else "does not exist"
-        raise FileNotFoundError(f"--data {str(path)!r} {what}")
+    path = data_path(path)
     header, rows, lines = _read_table(path)
     where = f"--data {str(path)!r}"
     available = ", ".join(repr(name) for name in header)
@@ -129,16 +125,7 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
         )
 
     if features is not None:
-        names = [features] if isinstance(features, str) else list(features)
-        if not names:
-            raise ValueError("--features must name at least one column (or be omitted)")
-        for name in names:
-            if not isinstance(name, str):
-                raise TypeError(f"--features must be column names (strings), got {name!r}")
-        names = [name.strip() for name in names]
-        dupes = sorted({name for name in names if names.count(name) > 1})
-        if dupes:
-            raise ValueError(f"--features lists column(s) more than once: {dupes}")
+        names = feature_names(features)
         reward = [name for name in names if name in reward_names]
         if reward:
             raise ValueError(
