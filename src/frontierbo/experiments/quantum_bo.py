@@ -41,9 +41,11 @@ from frontierbo.experiments.runner import RunSpec, run_sweep, seed_for
 from frontierbo.experiments.store import ResultStore
 
 
-#: Methods: key -> label and how to build it.
 @dataclass(frozen=True)
 class Method:
+    """How to build one compared method: its label, classical or quantum, kernel or linear, the
+    mean weighting, the width ``beta`` and the estimator (``iqae``, ``classical-mc``, ``aer-noisy``)."""
+
     label: str
     quantum: bool
     linear: bool = False

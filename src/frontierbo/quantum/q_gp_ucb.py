@@ -26,7 +26,6 @@ point) that can only be observed through :meth:`observe`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -191,6 +190,3 @@ class ClassicalGPUCB(_WeightedUCB):
 
     def observe(self, index: int, y: float, epsilon: float = 1.0) -> None:
         self._add(index, check_real(y, "y"), 1.0)
-
-
-BetaRule = str | float | Callable[[int], float]
