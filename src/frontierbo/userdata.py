@@ -176,6 +176,55 @@ def _is_numeric_column(rows: list[list[str]], j: int) -> bool:
     return all(_parse_cell(row[j]) is not None for row in rows)
 
 
+def select_feature_columns(
+    header: list[str],
+    rows: list[list[str]],
+    features,
+    reserved: list[str],
+    reserved_text: str,
+    where: str,
+) -> list[str]:
+    """The input columns: ``features`` if given (checked to exist and to avoid the ``reserved``
+    columns), else every named, numeric column that is not reserved.
+
+    ``reserved_text`` names the reserved columns in messages (e.g. "the --target column 'f'");
+    ``where`` names the file (e.g. "--data 'x.csv'").
+    """
+    if features is not None:
+        names = feature_names(features)
+        clash = [name for name in names if name in reserved]
+        if clash:
+            raise ValueError(
+                f"--features must not contain {reserved_text} ({clash}): it is not an input"
+            )
+        missing = [name for name in names if name not in header]
+        if missing:
+            available = ", ".join(repr(name) for name in header)
+            raise ValueError(
+                f"--features column(s) {missing} not found in {where}; available columns: {available}"
+            )
+        return names
+    names = [name for name in header if name not in reserved]
+    if not names:
+        raise ValueError(f"{where} has only {reserved_text}: at least one feature column is needed")
+    for j, name in enumerate(header):
+        if name in reserved:
+            continue
+        if not name:
+            raise ValueError(
+                f"{where}: column {j + 1} has no name in the header; name it or choose the "
+                "input columns with --features"
+            )
+        if not _is_numeric_column(rows, j):
+            bad = next(i for i, row in enumerate(rows) if _parse_cell(row[j]) is None)
+            raise ValueError(
+                f"feature column {name!r} is not numeric (row {bad}: {rows[bad][j].strip()!r}); "
+                f"features default to every column except {reserved_text}, so choose the input "
+                "columns with --features"
+            )
+    return names
+
+
 def load_csv_problem(
     path: str | os.PathLike,
     target: str,
@@ -218,41 +267,9 @@ def load_csv_problem(
         )
     t_col = header.index(target)
 
-    if features is not None:
-        names = feature_names(features)
-        if target in names:
-            raise ValueError(
-                f"--features must not contain the --target column {target!r} "
-                "(the target is the objective, not an input)"
-            )
-        missing = [name for name in names if name not in header]
-        if missing:
-            raise ValueError(
-                f"--features column(s) {missing} not found in --data {str(path)!r}; "
-                f"available columns: {available}"
-            )
-    else:
-        names = [name for name in header if name != target]
-        if not names:
-            raise ValueError(
-                f"--data {str(path)!r} has only the --target column {target!r}: "
-                "at least one feature column is needed"
-            )
-        for j, name in enumerate(header):
-            if name == target:
-                continue
-            if not name:
-                raise ValueError(
-                    f"--data {str(path)!r}: column {j + 1} has no name in the header; name it "
-                    "or choose the input columns with --features"
-                )
-            if not _is_numeric_column(rows, j):
-                bad = next(i for i, row in enumerate(rows) if _parse_cell(row[j]) is None)
-                raise ValueError(
-                    f"column {name!r} is not numeric (row {bad}: {rows[bad][j].strip()!r}); "
-                    f"features default to every column except the target, so choose the input "
-                    f"columns with --features"
-                )
+    names = select_feature_columns(
+        header, rows, features, [target], f"the --target column {target!r}", f"--data {str(path)!r}"
+    )
 
     n = len(rows)
     if n < 2:

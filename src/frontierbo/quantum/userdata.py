@@ -42,12 +42,10 @@ from frontierbo.userdata import (
     RESULT_FILENAME,
     _column,
     _finite_or_null,
-    _is_numeric_column,
-    _parse_cell,
     _read_table,
     check_out_dir,
     data_path,
-    feature_names,
+    select_feature_columns,
 )
 
 from .q_gp_ucb import BETA_SCHEDULES, WEIGHTINGS
@@ -124,42 +122,8 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
             f"columns 'mean' and 'sigma' (Gaussian rewards); available columns: {available}"
         )
 
-    if features is not None:
-        names = feature_names(features)
-        reward = [name for name in names if name in reward_names]
-        if reward:
-            raise ValueError(
-                f"--features must not contain the reward column(s) {reward} (rewards are the "
-                "ground truth, not inputs)"
-            )
-        missing = [name for name in names if name not in header]
-        if missing:
-            raise ValueError(
-                f"--features column(s) {missing} not found in {where}; available columns: "
-                f"{available}"
-            )
-    else:
-        names = [name for name in header if name not in reward_names]
-        if not names:
-            raise ValueError(
-                f"{where} has only the reward column(s) {reward_names}: at least one feature "
-                "column is needed"
-            )
-        for j, name in enumerate(header):
-            if name in reward_names:
-                continue
-            if not name:
-                raise ValueError(
-                    f"{where}: column {j + 1} has no name in the header; name it or choose the "
-                    "feature columns with --features"
-                )
-            if not _is_numeric_column(rows, j):
-                bad = next(i for i, row in enumerate(rows) if _parse_cell(row[j]) is None)
-                raise ValueError(
-                    f"feature column {name!r} is not numeric (row {bad}: "
-                    f"{rows[bad][j].strip()!r}); features default to every column except the "
-                    "reward columns, so choose the feature columns with --features"
-                )
+    reserved = f"the reward column(s) {reward_names}"
+    names = select_feature_columns(header, rows, features, reward_names, reserved, where)
 
     n = len(rows)
     if n < 2:
