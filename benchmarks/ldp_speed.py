@@ -33,7 +33,8 @@ import time
 
 import numpy as np
 
-from frontierbo.experiments.ldp_bo import (
+from frontierbo.dp.samplers import RandomBits
+from frontierbo.ldp.experiment import (
     ALGORITHMS,
     BETA_SCALE,
     DELTA,
@@ -43,7 +44,6 @@ from frontierbo.experiments.ldp_bo import (
 )
 from frontierbo.ldp.problems import get_ldp_problem
 from frontierbo.ldp.randomiser import CTL
-from frontierbo.privacy.samplers import RandomBits
 
 CHECKPOINTS = (250, 500, 1000, 2000)  # at T = 2000; scaled by T / 2000 otherwise
 

@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _demo(args) -> str:
-    from frontierbo.experiments.demo import demo
+    from frontierbo.po.demo import demo
 
     return demo(args.out, runs=args.runs, n_jobs=args.jobs, seed=args.seed)
 
@@ -219,8 +219,8 @@ def _reproduce(args) -> str:
         return _reproduce_ldp(args)
     if args.beta_scale is not None:
         raise ValueError("--beta-scale applies to ldp-bo only")
-    from frontierbo.experiments.po_gp_ucb import SETUPS
-    from frontierbo.experiments.po_gp_ucb_report import reproduce
+    from frontierbo.po.experiment import SETUPS
+    from frontierbo.po.report import reproduce
 
     datasets = args.datasets or list(SETUPS)
     unknown = [d for d in datasets if d not in SETUPS]
@@ -233,8 +233,8 @@ def _reproduce(args) -> str:
 
 
 def _reproduce_ldp(args) -> str:
-    from frontierbo.experiments import ldp_bo
-    from frontierbo.experiments.ldp_bo_report import reproduce
+    from frontierbo.ldp import experiment as ldp_bo
+    from frontierbo.ldp.report import reproduce
 
     datasets = args.datasets or list(ldp_bo.DATASETS)
     unknown = [d for d in datasets if d not in ldp_bo.DATASETS]
@@ -251,8 +251,8 @@ def _reproduce_ldp(args) -> str:
 
 
 def _reproduce_quantum(args) -> str:
-    from frontierbo.experiments.quantum_bo import MAIN_SETTINGS
-    from frontierbo.experiments.quantum_bo_report import reproduce
+    from frontierbo.quantum.experiment import MAIN_SETTINGS
+    from frontierbo.quantum.report import reproduce
 
     if args.beta_scale is not None:
         raise ValueError("--beta-scale applies to ldp-bo only")
@@ -294,7 +294,7 @@ def _reject_quantum_options(args, command: str) -> None:
 
 
 def _run_ldp(args) -> str:
-    from frontierbo.experiments.ldp_bo import BETA_SCALE, DELTA
+    from frontierbo.ldp.experiment import BETA_SCALE, DELTA
     from frontierbo.ldp.userdata import format_ldp_result, run_ldp_on_csv
 
     if args.ldp_algorithm is None:
@@ -399,7 +399,7 @@ def _run(args) -> str:
     _reject_quantum_options(args, args.algorithm)
     if args.target is None:
         raise ValueError(f"--target is required for {args.algorithm}")
-    from frontierbo.userdata import format_result, run_on_csv
+    from frontierbo.po.userdata import format_result, run_on_csv
 
     result = run_on_csv(
         args.data,
@@ -423,7 +423,7 @@ def _run(args) -> str:
 
 
 def _privacy(args) -> str:
-    from frontierbo.privacy.audit import audit_command
+    from frontierbo.po.audit import audit_command
 
     return audit_command(
         args.dataset,

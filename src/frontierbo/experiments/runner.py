@@ -127,6 +127,7 @@ def run_sweep(
     n_jobs: int = 1,
     progress: bool = True,
     desc: str = "runs",
+    scheduler: str | None = None,
 ) -> list[dict]:
     """Run every spec not yet in ``store`` and return all their records in spec order.
 
@@ -140,6 +141,7 @@ def run_sweep(
         n_jobs: worker processes; 1 runs in-process and sequentially, -1 uses all cores.
         progress: show a tqdm bar (on stderr, only when it is a terminal).
         desc: label of the progress bar.
+        scheduler: where the runs execute: None or ``"local"`` (joblib processes on this machine).
 
     Returns:
         One record per spec, as stored (JSON types: arrays are lists): ``run_id``, ``config``,
@@ -148,6 +150,8 @@ def run_sweep(
     """
     specs = list(specs)
     n_jobs = _check_n_jobs(n_jobs)
+    if scheduler not in (None, "local"):
+        raise ValueError(f"scheduler must be 'local', got {scheduler!r}")
     stored = {rec["run_id"]: rec for rec in store.load()}
     _check_specs(specs, stored)
     todo = [spec for spec in specs if spec.run_id not in stored]

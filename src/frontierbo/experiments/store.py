@@ -13,16 +13,19 @@ is either complete or absent:
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import json
 import os
-import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from frontierbo.io import (
+    atomic_output,
+    fsync_dir,
+    to_jsonable,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 __all__ = [
     "ResultStore",
@@ -31,90 +34,6 @@ __all__ = [
     "write_json_atomic",
     "write_text_atomic",
 ]
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Recursively convert ``obj`` to plain JSON types.
-
-    numpy arrays become (nested) lists, numpy scalars become Python ``int``/``float``/``bool``,
-    tuples become lists, paths become strings and dataclass instances become dicts. Non-finite
-    floats are kept; they serialise as ``NaN``/``Infinity``, which Python's ``json`` reads back.
-    Raises ``TypeError`` for anything else so a bad record fails before it is written.
-    """
-    if obj is None or isinstance(obj, bool | int | float | str):
-        return obj
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()  # tolist() already yields Python scalars
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, Mapping):
-        return {_json_key(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, os.PathLike):
-        return os.fspath(obj)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return to_jsonable(dataclasses.asdict(obj))
-    raise TypeError(f"cannot convert object of type {type(obj).__name__} to JSON: {obj!r}")
-
-
-def _json_key(key: Any) -> str:
-    """JSON object keys must be strings; accept str and integers (numpy or Python)."""
-    if isinstance(key, str):
-        return key
-    if isinstance(key, int | np.integer) and not isinstance(key, bool):
-        return str(int(key))
-    raise TypeError(f"dict keys must be str or int to be stored as JSON, got {key!r}")
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename/creation in ``directory`` durable (no-op where directories can't be opened)."""
-    if not hasattr(os, "O_DIRECTORY"):
-        return
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temp path next to ``path``; on success fsync it and ``os.replace`` it onto ``path``.
-
-    The temp file lives in the same directory so the rename never crosses file systems (which
-    would make it a non-atomic copy). On an exception the temp file is removed and ``path`` is
-    left untouched. Parent directories are created.
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        # mkstemp makes the file 0600; give the result the usual permissions of a new file.
-        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
-        os.chmod(tmp, mode)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-        _fsync_dir(target.parent)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Atomically write ``text`` (UTF-8) to ``path``; returns the path."""
-    with atomic_output(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    return Path(path)
-
-
-def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
-    """Atomically write ``to_jsonable(obj)`` as indented JSON to ``path``; returns the path."""
-    text = json.dumps(to_jsonable(obj), indent=2) + "\n"
-    return write_text_atomic(path, text)
 
 
 class ResultStore:
@@ -152,7 +71,7 @@ class ResultStore:
             # A short write leaves a line without "\n"; the next load/append cuts it off.
             raise OSError(f"short write to {self.path}: {written} of {len(line)} bytes")
         if created:
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
 
     def load(self) -> list[dict]:
         """All complete records in file order; the first occurrence of a duplicate run_id wins.

@@ -17,7 +17,7 @@ Problems (names of :func:`get_ldp_problem`):
 =====================  ======================================================================
 
 Real data (spec §4.3, §4.4): ``ldp/light_sensor/iw_data_all.mat`` and ``ldp/stocks/fin.csv``
-below the data root (found by :func:`frontierbo.problems.data.resolve_data_path`). The files are
+below the data root (found by :func:`frontierbo.data.resolve_data_path`). The files are
 not redistributable; when they are missing, :func:`get_ldp_problem` builds a documented
 **surrogate** with the exact arm means of Appendix A (:func:`light_sensor_surrogate`,
 :func:`stock_surrogate`) and says so in ``LDPProblem.source``.
@@ -47,7 +47,7 @@ from frontierbo._validation import (
     check_real,
 )
 from frontierbo.core.kernels import Matern52, SquaredExponential
-from frontierbo.problems.data import resolve_data_path, verify_sha256
+from frontierbo.data import resolve_data_path, verify_sha256
 
 LIGHT_FILE = "ldp/light_sensor/iw_data_all.mat"
 STOCK_FILE = "ldp/stocks/fin.csv"
@@ -465,7 +465,7 @@ def light_sensor_problem(path: str | os.PathLike | None = None, verify: bool = T
 
     Args:
         path: the .mat file; ``None`` searches ``ldp/light_sensor/iw_data_all.mat`` under the
-            data roots (:func:`frontierbo.problems.data.resolve_data_path`).
+            data roots (:func:`frontierbo.data.resolve_data_path`).
         verify: check the README sha256 (for the known file name).
     """
     from scipy.io import loadmat

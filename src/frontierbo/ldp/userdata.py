@@ -14,7 +14,7 @@ With ``--epsilon`` each reward is privatised by CTL(eps) (Laplace scale ``2 (B +
 :class:`frontierbo.ldp.randomiser.CTL`) before the algorithm sees it (the LDP version);
 without it the non-private heavy-tailed version runs on the raw rewards. Parameters: the
 ``practical`` profile, ``lam = 1``, ``delta = 0.1`` and the common ``beta_scale`` of the
-reproduction (:data:`frontierbo.experiments.ldp_bo.BETA_SCALE`) unless ``--beta-scale`` is given.
+reproduction (:data:`frontierbo.ldp.experiment.BETA_SCALE`) unless ``--beta-scale`` is given.
 
 Regret is measured on ``f`` in normalised units ``f / max f`` (when ``max f > 0``; otherwise in
 raw units) and in raw units. The "best arm found" is the arm played most often.
@@ -30,14 +30,22 @@ Columns that are not arms (e.g. a ``Date`` column) are dropped with ``exclude``
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 
 import numpy as np
 
 from frontierbo._validation import check_int, check_positive, check_real
-from frontierbo.experiments.ldp_bo import (
+from frontierbo.io import (
+    RESULT_FILENAME,
+    check_out_dir,
+    column,
+    data_path,
+    fmt_number,
+    read_table,
+    write_json_atomic,
+)
+from frontierbo.ldp.experiment import (
     ALGORITHMS,
     BETA_SCALE,
     DELTA,
@@ -46,14 +54,12 @@ from frontierbo.experiments.ldp_bo import (
     one_blas_thread,
     run_trial,
 )
-from frontierbo.experiments.store import write_json_atomic
 from frontierbo.ldp.problems import (
     EmpiricalRewards,
     LDPProblem,
     kernel_from_samples,
     problem_from_table,
 )
-from frontierbo.userdata import RESULT_FILENAME, _column, _read_table, check_out_dir, data_path
 
 __all__ = ["RESULT_FILENAME", "format_ldp_result", "load_reward_table", "run_ldp_on_csv"]
 
@@ -73,7 +79,7 @@ def load_reward_table(
     constant column, fewer than 2 arm columns or fewer than 2 rows.
     """
     path = data_path(path)
-    header, rows, lines = _read_table(path)
+    header, rows, lines = read_table(path)
     excluded = [exclude] if isinstance(exclude, str) else list(exclude or [])
     unknown = [name for name in excluded if name not in header]
     if unknown:
@@ -101,7 +107,7 @@ def load_reward_table(
     table = np.empty((len(rows), len(arms)))
     for k, (j, name) in enumerate(arms):
         try:
-            table[:, k] = _column(rows, lines, j, name, "arm")
+            table[:, k] = column(rows, lines, j, name, "arm")
         except ValueError as exc:
             raise ValueError(f"--data {str(path)!r}: {exc}{hint}") from None
     constant = [name for k, (_, name) in enumerate(arms) if np.ptp(table[:, k]) == 0.0]
@@ -269,10 +275,6 @@ def run_ldp_on_csv(
     return result
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.6g}" if math.isfinite(x) else str(x)
-
-
 def format_ldp_result(result: dict) -> str:
     """A short human-readable summary of a :func:`run_ldp_on_csv` result."""
     p = result["parameters"]
@@ -281,15 +283,17 @@ def format_ldp_result(result: dict) -> str:
     lines = [
         f"{result['name']} on {result['data']}: {result['n_arms']} arms x {result['n_rows']} "
         f"rows, {privacy}, T = {result['iterations']}, seed = {result['seed']}",
-        f"constants from the data: B = {_fmt(p['B'])}, R = {_fmt(p['R'])}, v = {_fmt(p['v'])}, "
-        f"c = {_fmt(p['c'])}; profile {p['profile']}, beta_scale = {p['beta_scale']:g}",
+        f"constants from the data: B = {fmt_number(p['B'])}, R = {fmt_number(p['R'])}, v = {fmt_number(p['v'])}, "
+        f"c = {fmt_number(p['c'])}; profile {p['profile']}, beta_scale = {p['beta_scale']:g}",
         f"best arm found (most played, {100 * found['share_of_plays']:.1f} % of rounds): "
-        f"{found['name']!r} (index {found['index']}, mean {_fmt(found['mean'])}); best in data: "
-        f"{best['name']!r} (index {best['index']}, mean {_fmt(best['mean'])})",
+        f"{found['name']!r} (index {found['index']}, mean {fmt_number(found['mean'])}); best in data: "
+        f"{best['name']!r} (index {best['index']}, mean {fmt_number(best['mean'])})",
         f"cumulative regret ({result['regret_units']}): "
-        + "  ".join(f"t={t}: {_fmt(r)}" for t, r in zip(reg["t"], reg["cumulative"], strict=True)),
-        f"average regret R_T/T = {_fmt(reg['average'])} (uniform play: "
-        f"{_fmt(reg['uniform_play_average'])})",
+        + "  ".join(
+            f"t={t}: {fmt_number(r)}" for t, r in zip(reg["t"], reg["cumulative"], strict=True)
+        ),
+        f"average regret R_T/T = {fmt_number(reg['average'])} (uniform play: "
+        f"{fmt_number(reg['uniform_play_average'])})",
     ]
     if "privacy" in result:
         lines.append(f"privacy: {result['privacy']}")

@@ -69,10 +69,15 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, as_generator, check_int
-from .iqae import default_shots
-from .oracles import QUERY_COUNTS, _check_choice, _check_targets, count_queries
-from .rewards import ENCODINGS, BernoulliReward, GaussianReward, RewardDistribution
+from frontierbo._validation import SeedLike, as_generator, check_int
+from frontierbo.quantum.iqae import default_shots
+from frontierbo.quantum.oracles import QUERY_COUNTS, _check_choice, _check_targets, count_queries
+from frontierbo.quantum.rewards import (
+    ENCODINGS,
+    BernoulliReward,
+    GaussianReward,
+    RewardDistribution,
+)
 
 __all__ = [
     "BACKENDS",

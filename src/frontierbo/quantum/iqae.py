@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import betaincinv
 
-from .._validation import SeedLike, as_generator, check_int, check_real
+from frontierbo._validation import SeedLike, as_generator, check_int, check_real
 
 __all__ = ["IQAEResult", "default_shots", "iqae_simulate"]
 

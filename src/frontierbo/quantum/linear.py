@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
-from .._validation import check_matrix, check_real
-from .q_gp_ucb import QGPUCB, ClassicalGPUCB
+from frontierbo._validation import check_matrix, check_real
+from frontierbo.quantum.q_gp_ucb import QGPUCB, ClassicalGPUCB
 
 __all__ = ["LinUCB", "QLinUCB", "linear_gram"]
 

@@ -19,8 +19,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import SeedLike, as_generator, check_int, check_probability, check_vector
-from .oracles import MeanOracle
+from frontierbo._validation import (
+    SeedLike,
+    as_generator,
+    check_int,
+    check_probability,
+    check_vector,
+)
+from frontierbo.quantum.oracles import MeanOracle
 
 __all__ = ["SinglePullOracle", "StagedRun", "run_stages"]
 

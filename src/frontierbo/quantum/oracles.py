@@ -28,9 +28,9 @@ from typing import Protocol
 
 import numpy as np
 
-from .._validation import SeedLike, as_generator, check_real
-from .iqae import iqae_simulate
-from .rewards import ENCODINGS, RewardDistribution
+from frontierbo._validation import SeedLike, as_generator, check_real
+from frontierbo.quantum.iqae import iqae_simulate
+from frontierbo.quantum.rewards import ENCODINGS, RewardDistribution
 
 __all__ = [
     "QUERY_COUNTS",

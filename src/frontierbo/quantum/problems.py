@@ -11,7 +11,7 @@
   scikit-learn (extra ``frontierbo[automl]``).
 * :func:`get_quantum_problem` -- the five named settings of the paper (:data:`QUANTUM_PROBLEMS`).
 
-Data files (found by :func:`frontierbo.problems.data.resolve_data_path`: an explicit ``path``, the
+Data files (found by :func:`frontierbo.data.resolve_data_path`: an explicit ``path``, the
 ``FRONTIERBO_DATA`` root, or ``../shared/data``):
 
 * ``quantum/synth_function.json`` -- numbers from the authors' repository, which has **no licence**.
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import (
+from frontierbo._validation import (
     SeedLike,
     as_generator,
     check_int,
@@ -39,8 +39,8 @@ from .._validation import (
     check_positive,
     check_vector,
 )
-from ..problems.data import resolve_data_path, verify_sha256
-from .rewards import BernoulliReward, GaussianReward
+from frontierbo.data import resolve_data_path, verify_sha256
+from frontierbo.quantum.rewards import BernoulliReward, GaussianReward
 
 __all__ = [
     "AUTOML_GRID",
@@ -213,7 +213,7 @@ def load_reference_validation_data(path: PathLike | None = None, *, verify: bool
     The file holds numbers extracted from the authors' public repository
     ``daizhongxiang/Quantum_Bayesian_Optimization``, which has **no licence**.  It is therefore read
     at run time from the data root (``path``, ``$FRONTIERBO_DATA`` or ``../shared/data``, see
-    :func:`frontierbo.problems.data.resolve_data_path`) and never copied into the package; use it
+    :func:`frontierbo.data.resolve_data_path`) and never copied into the package; use it
     for validation and comparison only (e.g. checking that a run reproduces the published regret
     curves).  The project's own equivalent function and RFF draws come from
     :func:`synthetic_problem` with ``source="generated"`` and :meth:`RandomFourierFeatures.draw`.

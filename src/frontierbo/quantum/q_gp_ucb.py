@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_int, check_matrix, check_probability, check_real
-from ..core.gp import FiniteDomainGP
-from ..core.kernels import PrecomputedKernel
+from frontierbo._validation import check_int, check_matrix, check_probability, check_real
+from frontierbo.core.gp import FiniteDomainGP
+from frontierbo.core.kernels import PrecomputedKernel
 
 __all__ = ["BETA_SCHEDULES", "WEIGHTINGS", "ClassicalGPUCB", "QGPUCB", "Stage"]
 

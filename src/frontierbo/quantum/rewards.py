@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from frontierbo._validation import check_int, check_real
 
 __all__ = [
     "ENCODINGS",

@@ -14,7 +14,7 @@ min-max normalised to ``[0, 1]`` per column (a constant column becomes 0).  The 
 squared exponential kernel (variance 1, ``lengthscale`` in normalised units) on them; the linear
 methods use the normalised features directly (linear kernel ``x^T x'``, no intercept).
 
-Protocol (as the reproduction, :mod:`frontierbo.experiments.quantum_bo`, on a finite domain):
+Protocol (as the reproduction, :mod:`frontierbo.quantum.experiment`, on a finite domain):
 ``lambda = 1``; first one seeded uniformly random arm is queried with ``epsilon = 1`` (the reference
 code's initial point), then UCB stages run until ``budget`` queries are spent (the last stage
 completes; regret is cut at ``budget`` queries, :func:`~frontierbo.quantum.loop.run_stages`).
@@ -37,19 +37,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from frontierbo._validation import check_int, check_real
-from frontierbo.experiments.store import write_json_atomic
-from frontierbo.userdata import (
+from frontierbo.io import (
     RESULT_FILENAME,
-    _column,
-    _finite_or_null,
-    _read_table,
     check_out_dir,
+    column,
     data_path,
+    finite_or_null,
+    fmt_number,
+    read_table,
     select_feature_columns,
+    write_json_atomic,
 )
-
-from .q_gp_ucb import BETA_SCHEDULES, WEIGHTINGS
-from .rewards import ENCODINGS, BernoulliReward, GaussianReward
+from frontierbo.quantum.q_gp_ucb import BETA_SCHEDULES, WEIGHTINGS
+from frontierbo.quantum.rewards import ENCODINGS, BernoulliReward, GaussianReward
 
 __all__ = [
     "ALGORITHMS",
@@ -96,7 +96,7 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
     reward ``--features`` column, no feature column, fewer than 2 arms.
     """
     path = data_path(path)
-    header, rows, lines = _read_table(path)
+    header, rows, lines = read_table(path)
     where = f"--data {str(path)!r}"
     available = ", ".join(repr(name) for name in header)
 
@@ -130,7 +130,7 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
         raise ValueError(f"{where} must have at least 2 data rows (one per arm), got {n}")
     out: dict = {"model": model, "features": names}
     for name in reward_names:
-        out[name] = _column(rows, lines, header.index(name), name, "reward")
+        out[name] = column(rows, lines, header.index(name), name, "reward")
     if model == "bernoulli":
         bad = np.flatnonzero((out["p"] < 0.0) | (out["p"] > 1.0))
         if bad.size:
@@ -150,7 +150,7 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
             )
         out["means"] = out["mean"].copy()
     X_raw = np.column_stack(
-        [_column(rows, lines, header.index(name), name, "feature") for name in names]
+        [column(rows, lines, header.index(name), name, "feature") for name in names]
     )
     lo, hi = X_raw.min(axis=0), X_raw.max(axis=0)
     width = hi - lo
@@ -214,15 +214,15 @@ def _check_params(algorithm, budget, seed, lengthscale, beta, weighting, encodin
 
 
 def _make_oracle(algorithm: str, backend: str, encoding: str, rng: np.random.Generator):
-    from .loop import SinglePullOracle
-    from .oracles import IQAEOracle
+    from frontierbo.quantum.loop import SinglePullOracle
+    from frontierbo.quantum.oracles import IQAEOracle
 
     if algorithm not in QUANTUM:
         return SinglePullOracle(rng)
     if backend == "numpy":
         return IQAEOracle(rng, encoding=encoding)
     try:
-        from .circuits import QiskitIQAEOracle
+        from frontierbo.quantum.circuits import QiskitIQAEOracle
 
         return QiskitIQAEOracle(backend=backend, seed=rng, encoding=encoding)
     except ImportError as exc:
@@ -234,9 +234,8 @@ def _make_oracle(algorithm: str, backend: str, encoding: str, rng: np.random.Gen
 
 def _make_algorithm(algorithm: str, X: np.ndarray, lengthscale: float, beta, weighting, delta):
     from frontierbo.core.kernels import SquaredExponential
-
-    from .linear import LinUCB, QLinUCB
-    from .q_gp_ucb import QGPUCB, ClassicalGPUCB
+    from frontierbo.quantum.linear import LinUCB, QLinUCB
+    from frontierbo.quantum.q_gp_ucb import QGPUCB, ClassicalGPUCB
 
     if algorithm == "q-linucb":
         return QLinUCB(X, lam=LAM, beta=beta, delta=delta, weighting=weighting)
@@ -306,7 +305,7 @@ def run_quantum_on_csv(
     init_ss, oracle_ss = np.random.SeedSequence(seed).spawn(2)
     oracle = _make_oracle(algorithm, backend, encoding, np.random.default_rng(oracle_ss))
 
-    from .loop import run_stages
+    from frontierbo.quantum.loop import run_stages
 
     X, means, names = table["X"], table["means"], table["features"]
     n, d = X.shape
@@ -425,20 +424,16 @@ def run_quantum_on_csv(
             }
             for s in range(points.size)
         ]
-    result = _finite_or_null(result)
+    result = finite_or_null(result)
     if out is not None:
         write_json_atomic(out / RESULT_FILENAME, result)
     return result
 
 
 # -- reporting ----------------------------------------------------------------------------------
-def _fmt(x) -> str:
-    return "n/a" if x is None else f"{x:.4g}"
-
-
 def _arm_text(arm: dict) -> str:
-    feats = ", ".join(f"{k} = {_fmt(v)}" for k, v in arm["features"].items())
-    return f"row {arm['index']} ({feats}; mean {_fmt(arm['mean'])})"
+    feats = ", ".join(f"{k} = {fmt_number(v, 4)}" for k, v in arm["features"].items())
+    return f"row {arm['index']} ({feats}; mean {fmt_number(arm['mean'], 4)})"
 
 
 def format_quantum_result(result: dict, max_stages: int = 6) -> str:
@@ -448,9 +443,9 @@ def format_quantum_result(result: dict, max_stages: int = 6) -> str:
     kernel = (
         "linear kernel"
         if p["kernel"] == "linear"
-        else f"SE kernel, lengthscale {_fmt(p['lengthscale'])}"
+        else f"SE kernel, lengthscale {fmt_number(p['lengthscale'], 4)}"
     )
-    beta = p["beta"] if isinstance(p["beta"], str) else _fmt(p["beta"])
+    beta = p["beta"] if isinstance(p["beta"], str) else fmt_number(p["beta"], 4)
     if p["backend"] is None:
         oracle = p["oracle"]
     else:
@@ -462,18 +457,18 @@ def format_quantum_result(result: dict, max_stages: int = 6) -> str:
         f"{result['name']} on {result['data']}: {result['n_arms']} arms ({model} rewards), "
         f"d = {result['d']} ({', '.join(result['features'])}), budget T = {budget} queries, "
         f"seed = {result['seed']}",
-        f"{kernel} on min-max normalised features, beta = {beta}, delta = {_fmt(p['delta'])}; "
+        f"{kernel} on min-max normalised features, beta = {beta}, delta = {fmt_number(p['delta'], 4)}; "
         f"oracle: {oracle}",
         f"spent {result['total_queries']} queries in {result['num_stages']} stages (last stage "
         f"started at {result['last_stage_start']}); {len(result['distinct_arms'])} distinct "
         "arms visited",
-        f"cumulative regret at T = {budget}: {_fmt(reg['at_budget'])} "
-        f"(average per query {_fmt(reg['average'])})",
+        f"cumulative regret at T = {budget}: {fmt_number(reg['at_budget'], 4)} "
+        f"(average per query {fmt_number(reg['average'], 4)})",
         f"best arm: {_arm_text(result['best_arm'])}",
         f"recommended: last stage's arm {_arm_text(rec['last_stage'])}, "
-        f"gap {_fmt(rec['last_stage']['gap'])}",
+        f"gap {fmt_number(rec['last_stage']['gap'], 4)}",
         f"             highest posterior mean {_arm_text(rec['posterior_mean'])}, "
-        f"gap {_fmt(rec['posterior_mean']['gap'])}",
+        f"gap {fmt_number(rec['posterior_mean']['gap'], 4)}",
     ]
     stages = result.get("stages")
     if stages:
@@ -486,8 +481,8 @@ def format_quantum_result(result: dict, max_stages: int = 6) -> str:
                 lines.append(f"  ... {len(stages) - 2 * half} more stages ...")
                 continue
             lines.append(
-                f"  {st['stage']:>5}  {st['arm']:>3}  {_fmt(st['epsilon']):>7}  "
-                f"{st['queries']:>7}  {_fmt(st['estimate']):>8}"
+                f"  {st['stage']:>5}  {st['arm']:>3}  {fmt_number(st['epsilon'], 4):>7}  "
+                f"{st['queries']:>7}  {fmt_number(st['estimate'], 4):>8}"
             )
     else:
         plays = result["queries_per_arm"]

@@ -1,0 +1,229 @@
+"""End-to-end: the reproduction pipeline (resume included), the demo and the CLI."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from frontierbo.cli import main
+from frontierbo.experiments import ResultStore
+from frontierbo.po import experiment as exp
+from frontierbo.po.problems.synthetic import synthetic_gp_grid
+from frontierbo.po.report import reproduce
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::frontierbo.po.random_projection.NotDifferentiallyPrivateWarning"
+)
+
+
+def small_synthetic(name):
+    assert name == "synthetic"
+    return synthetic_gp_grid(0, grid_size=25)
+
+
+def test_configurations_cover_sweep_tables_and_privacy_once():
+    setup = exp.SETUPS["synthetic"]
+    configs = exp.configurations(setup)
+    assert len(configs) == len(set(configs))
+    assert configs[0] == (exp.NON_PRIVATE, None, None)
+    expected = {(exp.PO, le, setup.sweep_r) for le in setup.sweep_log_eps}
+    expected |= {(exp.PO, t.log_eps, r) for t in setup.tables for r in t.paper}
+    for le in setup.privacy_grid:
+        expected |= {(exp.PO, le, setup.sweep_r), (exp.GAUSSIAN, le, None)}
+        expected.add((exp.GAUSSIAN_AWARE, le, None))
+    assert set(configs) == expected | {(exp.NON_PRIVATE, None, None)}
+    assert 1.1 in setup.privacy_grid  # the threshold eps is on the privacy grid
+
+
+def test_reproduce_writes_every_artefact(tmp_path):
+    result = reproduce(
+        tmp_path, ("synthetic",), runs=2, progress=False, problem_factory=small_synthetic
+    )
+    for name in ("results.json", "summary.csv", "report.md", "runs.jsonl"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert (tmp_path / "fig_synthetic_eps_sweep.png").exists()
+    assert (tmp_path / "fig_synthetic_r_sweep.png").exists()
+    report = (tmp_path / "report.md").read_text()
+    assert (
+        "Table 1" in report and "Table 3" in report and "**not** differentially private" in report
+    )
+    assert "## Audit of the published release" in report and "9997/9997" not in report
+    assert result["audit"][0]["distinguisher"]["accuracy"] == 1.0
+    summary = result["datasets"]["synthetic"]
+    for config in summary["configs"].values():
+        s = np.asarray(config["mean"])
+        assert len(s) == 51 and np.all(np.diff(s) <= 1e-12) and config["n_runs"] == 2
+    loaded = json.loads((tmp_path / "results.json").read_text())
+    assert loaded["runs"] == 2
+    n_lines = len((tmp_path / "summary.csv").read_text().strip().splitlines())
+    assert n_lines == 1 + len(summary["configs"])
+
+
+def test_common_random_numbers_within_a_run(tmp_path):
+    reproduce(tmp_path, ("synthetic",), runs=2, progress=False, problem_factory=small_synthetic)
+    records = ResultStore(tmp_path / "runs.jsonl").load()
+    by_run = {}
+    for rec in records:
+        by_run.setdefault(rec["config"]["run"], set()).add(rec["seed"])
+    assert all(len(seeds) == 1 for seeds in by_run.values())
+    assert len({next(iter(s)) for s in by_run.values()}) == 2
+
+
+def test_interrupted_sweep_resumes_without_losing_or_repeating(tmp_path, monkeypatch):
+    calls = []
+    real = exp.run_worker
+
+    def dying_worker(spec):
+        if len(calls) == 7:
+            raise KeyboardInterrupt("killed")
+        calls.append(spec.run_id)
+        return real(spec)
+
+    monkeypatch.setattr(exp, "run_worker", dying_worker)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce(tmp_path, ("synthetic",), runs=2, progress=False, problem_factory=small_synthetic)
+    stored = ResultStore(tmp_path / "runs.jsonl").load()
+    assert [r["run_id"] for r in stored] == calls
+    monkeypatch.setattr(exp, "run_worker", real)
+    reproduce(tmp_path, ("synthetic",), runs=2, progress=False, problem_factory=small_synthetic)
+    ids = [r["run_id"] for r in ResultStore(tmp_path / "runs.jsonl").load()]
+    assert len(ids) == len(set(ids)) == 2 * len(exp.configurations(exp.SETUPS["synthetic"]))
+    assert ids[:7] == calls
+
+
+def test_reproduce_is_deterministic(tmp_path):
+    a = reproduce(
+        tmp_path / "a", ("synthetic",), runs=1, progress=False, problem_factory=small_synthetic
+    )
+    b = reproduce(
+        tmp_path / "b", ("synthetic",), runs=1, progress=False, problem_factory=small_synthetic
+    )
+    for key, config in a["datasets"]["synthetic"]["configs"].items():
+        np.testing.assert_array_equal(
+            config["mean"], b["datasets"]["synthetic"]["configs"][key]["mean"]
+        )
+
+
+def test_problem_cache_round_trip(tmp_path):
+    problem = small_synthetic("synthetic")
+    path = exp.save_problem(problem, tmp_path / "p.npz")
+    loaded = exp.load_problem(str(path))
+    np.testing.assert_array_equal(loaded.inputs, problem.inputs)
+    np.testing.assert_array_equal(loaded.values, problem.values)
+    assert loaded.lengthscale == problem.lengthscale and loaded.meta == problem.meta
+
+
+def test_cli_demo(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "PO-GP-UCB eps=e^1.1" in out and "NOT differentially private" in out
+    assert (tmp_path / "demo_simple_regret.png").stat().st_size > 0
+
+
+def _csv(tmp_path, rows=60):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (rows, 2))
+    y = np.sin(3 * X[:, 0]) + X[:, 1]
+    path = tmp_path / "data.csv"
+    lines = ["a,b,y"] + [f"{a},{b},{v}" for (a, b), v in zip(X, y, strict=True)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--epsilon", "0", "--delta", "0.1", "--r", "3"], "epsilon"),
+        (["--epsilon", "1", "--delta", "1.5", "--r", "3"], "delta"),
+        (["--epsilon", "1", "--delta", "0.1", "--r", "0"], "r"),
+        (["--epsilon", "nan", "--delta", "0.1", "--r", "3"], "epsilon"),
+    ],
+)
+def test_cli_run_rejects_bad_privacy_parameters(tmp_path, capsys, extra, message):
+    path = _csv(tmp_path)
+    args = [
+        "run",
+        "po-gp-ucb",
+        "--data",
+        str(path),
+        "--target",
+        "y",
+        "-T",
+        "5",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    assert main(args + extra) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("frontierbo: error:")
+        and message in err
+        and len(err.strip().splitlines()) == 1
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_run_missing_column_and_file(tmp_path, capsys):
+    path = _csv(tmp_path)
+    assert main(["run", "gp-ucb", "--data", str(path), "--target", "price", "-T", "5"]) == 2
+    assert "price" in capsys.readouterr().err
+    assert (
+        main(["run", "gp-ucb", "--data", str(tmp_path / "none.csv"), "--target", "y", "-T", "5"])
+        == 2
+    )
+    assert "--data" in capsys.readouterr().err
+    assert main(["run", "gp-ucb", "--data", str(path), "--target", "y", "-T", "0"]) == 2
+    assert "iterations" in capsys.readouterr().err
+
+
+def test_cli_run_po_gp_ucb_writes_result(tmp_path, capsys):
+    path = _csv(tmp_path)
+    out = tmp_path / "o"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main(
+            [
+                "run",
+                "po-gp-ucb",
+                "--data",
+                str(path),
+                "--target",
+                "y",
+                "-T",
+                "8",
+                "--epsilon",
+                "5",
+                "--delta",
+                "0.01",
+                "--r",
+                "4",
+                "--out",
+                str(out),
+            ]
+        )
+    assert code == 0
+    result = json.loads((out / "result.json").read_text())
+    assert result["algorithm"] == "po-gp-ucb" and len(result["queried_indices"]) == 8
+    assert "NOT differentially private" in capsys.readouterr().out
+
+
+def test_cli_reproduce_rejects_unknown_dataset(capsys):
+    assert main(["reproduce", "po-gp-ucb", "--quick", "--datasets", "mnist"]) == 2
+    assert "--datasets" in capsys.readouterr().err
+
+
+def test_cli_run_gaussian_mechanism_is_private_and_says_what_is_not(tmp_path, capsys):
+    path = _csv(tmp_path)
+    out = tmp_path / "g"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the DP release must not raise the not-DP warning
+        code = main(
+            ["run", "po-gp-ucb", "--mechanism", "gaussian", "--data", str(path), "--target", "y"]
+            + ["-T", "6", "--epsilon", "3", "--delta", "1e-4", "--out", str(out)]
+        )
+    assert code == 0
+    result = json.loads((out / "result.json").read_text())
+    assert result["release"]["mechanism"] == "gaussian" and result["release"]["noise_std"] > 0
+    assert result["privacy"].startswith("(3, 0.0001)-DP") and "NOT covered" in result["privacy"]
+    assert "Gaussian, noise sd=" in capsys.readouterr().out
