@@ -11,10 +11,11 @@ estimates:
 (c) aer:         ``QiskitIQAEOracle(backend="aer")`` -- the circuits transpiled for and run on
                  ``qiskit_aer.primitives.SamplerV2`` (noiseless).
 
-Cases: (a) Bernoulli reward, 1 qubit, ``p = 0.3``, ``epsilon = 0.01`` (the issue's case);
+Cases (``eps`` is the oracle's target ``accuracy``, ``eps_a`` its amplitude-scale ``accuracy_a``):
+(a) Bernoulli reward, 1 qubit, ``p = 0.3``, ``eps = 0.01`` (the issue's case);
 (b) Gaussian reward ``sigma = 0.3``, 64-point grid, the reference code's encoding (7 qubits,
-``epsilon_a = epsilon / (3 sigma)``), ``epsilon = 0.05``; (c) the same Gaussian with the exact
-(Montanaro) encoding (7 qubits, ``epsilon_a = epsilon / (6 sigma)``), ``epsilon = 0.05``.
+``eps_a = eps / (3 sigma)``), ``eps = 0.05``; (c) the same Gaussian with the exact
+(Montanaro) encoding (7 qubits, ``eps_a = eps / (6 sigma)``), ``eps = 0.05``.
 
 Printed per case and implementation: mean seconds per estimate (after one untimed warm-up
 call), the mean query count +- its standard error (the implementations are equal in
@@ -44,7 +45,7 @@ from frontierbo.quantum.rewards import BernoulliReward, GaussianReward
 DELTA = 0.05
 TARGET = 300  # issue: numpy IQAE should be >= 300x faster than Aer on the Bernoulli case
 
-# name -> (label, reward, encoding, epsilon)
+# name -> (label, reward, encoding, accuracy)
 CASES = {
     "bernoulli": ("Bernoulli p=0.3, 1 qubit, eps 0.01", BernoulliReward(0.3), "exact", 0.01),
     "gauss-ref": (
@@ -71,12 +72,12 @@ def make_oracle(impl: str, encoding: str, seed: int):
     return QiskitIQAEOracle(backend=impl, seed=seed, encoding=encoding)
 
 
-def time_calls(oracle, reward, epsilon: float, calls: int) -> tuple[list[float], list[int]]:
-    oracle.estimate(reward, epsilon, DELTA)  # warm-up: imports, caches, first thread
+def time_calls(oracle, reward, accuracy: float, calls: int) -> tuple[list[float], list[int]]:
+    oracle.estimate(reward, accuracy, DELTA)  # warm-up: imports, caches, first thread
     times, queries = [], []
     for _ in range(calls):
         t0 = time.perf_counter()
-        _, q = oracle.estimate(reward, epsilon, DELTA)
+        _, q = oracle.estimate(reward, accuracy, DELTA)
         times.append(time.perf_counter() - t0)
         queries.append(q)
     return times, queries
@@ -121,8 +122,8 @@ def main(argv=None) -> int:
 
     summary = []
     for case in cases:
-        label, reward, encoding, epsilon = CASES[case]
-        eps_a = reward.encoding(encoding).epsilon_a(epsilon)
+        label, reward, encoding, accuracy = CASES[case]
+        eps_a = reward.encoding(encoding).accuracy_a(accuracy)
         print(f"\n({case}) {label}  [eps_a = {eps_a:.4g}]")
         print(
             f"  {'implementation':<13}{'build s':>9}{'calls':>7}{'s / call':>11}{'median s':>11}"
@@ -134,7 +135,7 @@ def main(argv=None) -> int:
             oracle = make_oracle(impl, encoding, args.seed)
             build = time.perf_counter() - t0
             n = args.numpy_calls if impl == "numpy" else args.calls
-            times, queries = time_calls(oracle, reward, epsilon, n)
+            times, queries = time_calls(oracle, reward, accuracy, n)
             mean_t = statistics.fmean(times)
             q = np.asarray(queries, dtype=float)
             se = q.std(ddof=1) / np.sqrt(q.size) if q.size > 1 else float("nan")

@@ -31,14 +31,18 @@ def fmt_number(x, digits: int = 6) -> str:
     return "n/a" if x is None else f"{x:.{digits}g}"
 
 
-def mean_stderr(values, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard error ``std(ddof=1) / sqrt(n)`` along ``axis`` (zeros when n == 1)."""
+def mean_stderr(values, axis: int = 0, ddof: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error ``std(ddof) / sqrt(n)`` along ``axis`` (zeros when n == 1).
+
+    ``ddof=1`` (default) is the usual sample estimate; ``ddof=0`` matches code that divides the
+    spread by n (e.g. published numbers computed that way).
+    """
     values = np.asarray(values, dtype=float)
     n = values.shape[axis]
     mean = values.mean(axis=axis)
     if n < 2:
         return mean, np.zeros_like(mean)
-    return mean, values.std(axis=axis, ddof=1) / np.sqrt(n)
+    return mean, values.std(axis=axis, ddof=ddof) / np.sqrt(n)
 
 
 # -- JSON ---------------------------------------------------------------------------------------

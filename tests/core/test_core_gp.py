@@ -133,6 +133,7 @@ def test_gp_rejects_bad_input():
         FiniteDomainGP(np.zeros((3, 1)), SquaredExponential(), -1.0)
 
 
+@pytest.mark.slow  # a multi-restart MLE fit: seconds
 def test_mle_recovers_known_hyperparameters():
     """Sample from a GP with known hyperparameters; MLE within a stated tolerance.
 

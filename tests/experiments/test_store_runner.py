@@ -13,6 +13,7 @@ import pytest
 
 from frontierbo.experiments.plots import plot_metric_vs_param, plot_regret_curves
 from frontierbo.experiments.runner import RunSpec, aggregate, run_sweep, seed_for
+from frontierbo.experiments.schedulers import check_scheduler
 from frontierbo.experiments.store import (
     ResultStore,
     to_jsonable,
@@ -356,3 +357,35 @@ def test_plot_metric_vs_param_writes_png(tmp_path):
         plot_metric_vs_param(
             {"a": ([1.0], [1.0, 2.0, 3.0], [0, 0, 0])}, tmp_path / "b.png", "t", "x", "y"
         )
+
+
+@pytest.mark.parametrize(
+    "scheduler", ["dsk", "Local", "", "tcp://host", "host:8786", "tcp://:8786", 4, object()]
+)
+def test_scheduler_must_be_local_dask_an_address_or_a_client(tmp_path, scheduler):
+    store = ResultStore(tmp_path / "runs.jsonl")
+    with pytest.raises(ValueError, match="scheduler must be 'local', 'dask', a Dask scheduler"):
+        run_sweep(make_specs(2), toy_worker, store, scheduler=scheduler)
+    assert not store.path.exists()
+    with pytest.raises(ValueError, match="scheduler must be"):
+        check_scheduler(scheduler)
+
+
+@pytest.mark.parametrize("scheduler", ["local", None])
+def test_local_scheduler_is_the_default_path(tmp_path, scheduler):
+    ref = run_sweep(make_specs(3), toy_worker, ResultStore(tmp_path / "a.jsonl"), progress=False)
+    store = ResultStore(tmp_path / "b.jsonl")
+    assert run_sweep(make_specs(3), toy_worker, store, progress=False, scheduler=scheduler) == ref
+
+
+@pytest.mark.parametrize("scheduler", ["dask", "tcp://127.0.0.1:8786", "tls://[::1]:8786"])
+def test_dask_without_the_extra_gives_one_clear_error(tmp_path, monkeypatch, scheduler):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # makes `import distributed` fail
+    store = ResultStore(tmp_path / "runs.jsonl")
+    with pytest.raises(
+        ImportError, match=r'needs the \[dask\] extra: pip install "frontierbo\[dask\]"'
+    ):
+        run_sweep(make_specs(2), toy_worker, store, scheduler=scheduler)
+    assert worker_calls == []
+    with pytest.raises(ImportError, match=r"needs the \[dask\] extra"):
+        check_scheduler(scheduler)

@@ -299,7 +299,7 @@ def test_ata_ask_tell_contract_and_parameters():
         assert isinstance(a, int) and 0 <= a < 20
         algo.tell(a, float(rng.normal()))
         assert algo.t == t
-        assert np.isfinite(algo.beta) and algo.beta > 0
+        assert np.isfinite(algo.width) and algo.width > 0 and algo.beta == algo.width
         assert algo.mean.shape == (20,) and algo.variance.min() >= 0.0
     assert algo.arms_played.shape == (30,) and algo.rewards.shape == (30,)
     # tell accepts any arm (e.g. an initial design), and goes past T (capacity grows)

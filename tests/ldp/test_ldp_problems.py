@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 
-from frontierbo.data import DATA_ENV, data_available
 from frontierbo.ldp.problems import (
     LDP_PROBLEM_NAMES,
     LIGHT_FILE,
@@ -30,14 +29,8 @@ from frontierbo.ldp.problems import (
     synthetic_problem,
 )
 
-needs_light = pytest.mark.skipif(
-    not data_available(LIGHT_FILE),
-    reason=f"{LIGHT_FILE} not found under ${DATA_ENV} or ../shared/data (real data not shipped)",
-)
-needs_stock = pytest.mark.skipif(
-    not data_available(STOCK_FILE),
-    reason=f"{STOCK_FILE} not found under ${DATA_ENV} or ../shared/data (real data not shipped)",
-)
+needs_light = pytest.mark.data(LIGHT_FILE)
+needs_stock = pytest.mark.data(STOCK_FILE)
 
 
 def check_kernel(K: np.ndarray, n: int) -> None:

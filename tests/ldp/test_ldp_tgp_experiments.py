@@ -3,6 +3,7 @@
 import json
 import math
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.kernels import PrecomputedKernel, SquaredExponential
 from frontierbo.experiments import ResultStore
 from frontierbo.ldp import experiment as ldp_bo
+from frontierbo.ldp import report
 from frontierbo.ldp.parameters import ldp_tgp_beta, ldp_tgp_truncation, tgp_truncation
 from frontierbo.ldp.problems import get_ldp_problem
 from frontierbo.ldp.report import reproduce
@@ -139,7 +141,7 @@ def test_run_trial_is_deterministic():
 TINY = {
     "datasets": ("synthetic-se", "stock"),
     "T": 100,
-    "trials": 1,
+    "runs": 1,
     "epsilons": (1.0, 2.0),
     "progress": False,
     "synthetic_kwargs": {"n_arms": 20},
@@ -177,25 +179,29 @@ def test_reproduce_tiny_writes_results_report_and_plots(tmp_path):
 
 def test_reproduce_resumes_after_interruption_without_duplicates(tmp_path, monkeypatch):
     calls = []
-    real = ldp_bo.run_worker
+    real = report.REPRODUCTION
 
     def dying(spec):
         if len(calls) == 8:
             raise KeyboardInterrupt("killed")
         calls.append(spec.run_id)
-        return real(spec)
+        return ldp_bo.run_worker(spec)
 
-    monkeypatch.setattr(ldp_bo, "run_worker", dying)
+    def counting(spec):
+        calls.append(spec.run_id)
+        return ldp_bo.run_worker(spec)
+
+    monkeypatch.setattr(report, "REPRODUCTION", replace(real, worker=dying))
     with pytest.raises(KeyboardInterrupt):
         reproduce(tmp_path / "a", **TINY)
     assert len(ResultStore(tmp_path / "a" / "runs.jsonl").load()) == 8
     calls.clear()
-    monkeypatch.setattr(ldp_bo, "run_worker", lambda spec: calls.append(spec.run_id) or real(spec))
+    monkeypatch.setattr(report, "REPRODUCTION", replace(real, worker=counting))
     reproduce(tmp_path / "a", **TINY)
     assert len(calls) == N_TINY_RUNS - 8  # the 8 stored runs are not recomputed
     lines = (tmp_path / "a" / "runs.jsonl").read_text().strip().splitlines()
     assert len(lines) == N_TINY_RUNS
-    monkeypatch.setattr(ldp_bo, "run_worker", real)
+    monkeypatch.setattr(report, "REPRODUCTION", real)
     reproduce(tmp_path / "b", **TINY)  # uninterrupted, same seed: identical runs
     assert _stored(tmp_path / "a") == _stored(tmp_path / "b")
     with pytest.raises(ValueError, match="different config"):
@@ -211,26 +217,42 @@ def test_reproduce_seed_changes_runs(tmp_path):
 
 
 def test_cli_reproduce_ldp_bo_dispatch(tmp_path, monkeypatch):
+    """The CLI forwards its flags; the reproduction resolves --quick and the defaults."""
     seen = {}
 
-    def fake(out, datasets, T, runs, **kw):
-        seen.update(out=out, datasets=datasets, T=T, runs=runs, **kw)
+    def fake(out, *, n_jobs, scheduler, **kw):
+        seen.update(n_jobs=n_jobs, options=report.REPRODUCTION.options(out, **kw))
         out.mkdir(parents=True, exist_ok=True)
         (out / "report.md").write_text("# stub\n")
         return {"seconds": 0.0}
 
-    import frontierbo.ldp.report as report
-
     monkeypatch.setattr(report, "reproduce", fake)
     assert main(["reproduce", "ldp-bo", "--quick", "--out", str(tmp_path / "q")]) == 0
-    assert seen["T"] == 1000 and seen["runs"] == 2 and seen["beta_scale"] == 0.1
-    assert list(seen["datasets"]) == list(ldp_bo.DATASETS)
+    options = seen["options"]
+    assert options["T"] == 1000 and options.runs == 2 and options["beta_scale"] == 0.1
+    assert options.datasets == ldp_bo.DATASETS
     assert main(["reproduce", "ldp-bo", "--runs", "3", "--datasets", "light", "--jobs", "2",
                  "--beta-scale", "0.05", "--out", str(tmp_path / "f")]) == 0  # fmt: skip
-    assert seen["T"] == 10_000 and seen["runs"] == 3 and seen["datasets"] == ["light"]
-    assert seen["n_jobs"] == 2 and seen["beta_scale"] == 0.05
+    options = seen["options"]
+    assert options["T"] == 10_000 and options.runs == 3 and options.datasets == ("light",)
+    assert seen["n_jobs"] == 2 and options["beta_scale"] == 0.05
     assert main(["reproduce", "ldp-bo", "--datasets", "mnist"]) == 2
     assert main(["reproduce", "po-gp-ucb", "--beta-scale", "0.1"]) == 2
+
+
+def test_reproduce_rejects_bad_options_before_writing(tmp_path):
+    out = tmp_path / "x"
+    with pytest.raises(ValueError, match=r"--datasets must be among \['synthetic-matern'"):
+        reproduce(out, datasets=["mnist"])
+    with pytest.raises(ValueError, match=r"beta_scale \(--beta-scale\)"):
+        reproduce(out, beta_scale=-1.0)
+    with pytest.raises(ValueError, match="T must be"):
+        reproduce(out, T=1)
+    with pytest.raises(ValueError, match="algorithms must be among"):
+        reproduce(out, algorithms=("ucb",))
+    with pytest.raises(TypeError, match="noisy"):
+        reproduce(out, noisy=True)
+    assert not out.exists()
 
 
 # -- run ldp-bo on a CSV ----------------------------------------------------------------------
@@ -288,7 +310,7 @@ def test_load_reward_table_reads_arms(tmp_path):
         ("a,b\n1,2\n3,4\n", ["--epsilon", "-1"], r"epsilon \(--epsilon\)"),
         ("a,b\n1,2\n3,4\n", ["--iterations", "0"], r"iterations \(--iterations\) must be"),
         ("a,b\n1,2\n3,4\n", ["--exclude", "c"], r"--exclude column\(s\) \['c'\] not found"),
-        ("a,b\n1,2\n3,4\n", ["--target", "a"], r"--target does not apply to ldp-bo"),
+        ("a,b\n1,2\n3,4\n", ["--target", "a"], r"unrecognized arguments: --target a"),
         ("a,b\n1,2\n3,4\n", ["--beta-scale", "-1"], r"beta_scale \(--beta-scale\)"),
     ],
 )
@@ -308,9 +330,9 @@ def test_cli_run_ldp_bo_bad_inputs_are_named(tmp_path, capsys, content, extra, m
 def test_cli_run_ldp_bo_needs_algorithm_and_gp_ucb_needs_target(tmp_path, capsys):
     data = write_rewards(tmp_path / "rewards.csv", n_rows=5)
     assert main(["run", "ldp-bo", "--data", str(data), "-T", "5"]) == 2
-    assert "--algorithm (ata, tgp or moma) is required" in capsys.readouterr().err
+    assert "the following arguments are required: --algorithm" in capsys.readouterr().err
     assert main(["run", "gp-ucb", "--data", str(data), "-T", "5"]) == 2
-    assert "--target is required for gp-ucb" in capsys.readouterr().err
+    assert "the following arguments are required: --target" in capsys.readouterr().err
     argv = ["run", "gp-ucb", "--data", str(data), "--target", "arm0", "-T", "2"]
     assert main([*argv, "--algorithm", "tgp"]) == 2
-    assert "--algorithm applies to ldp-bo only" in capsys.readouterr().err
+    assert "unrecognized arguments: --algorithm tgp" in capsys.readouterr().err

@@ -15,7 +15,6 @@ from frontierbo.po.problems import (
     branin,
     branin_grid,
     branin_problem,
-    data_available,
     file_sha256,
     get_problem,
     grid_inputs,
@@ -35,10 +34,7 @@ from frontierbo.po.problems import property as property_module
 
 SIGMA_GRID = 1030.8785  # spec §6.2: 100 * (25 / sqrt 2) * sqrt(101 / 297)
 URA = "ura/ura_private_projects.csv"
-needs_ura = pytest.mark.skipif(
-    not data_available(URA),
-    reason=f"{URA} not found under ${DATA_ENV} or ../shared/data (URA data not available)",
-)
+needs_ura = pytest.mark.data(URA)
 
 
 def sigma_min(X) -> float:
@@ -172,6 +168,7 @@ def branin_p():
     return branin_problem(seed=0, n_restarts=2)
 
 
+@pytest.mark.slow  # a multi-restart MLE fit: seconds
 def test_branin_mle_matches_calibration(branin_p):
     p = branin_p
     np.testing.assert_allclose(p.meta["raw_lengthscales"], [0.535, 1.209], rtol=0.02)

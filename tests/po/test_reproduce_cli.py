@@ -2,6 +2,7 @@
 
 import json
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from frontierbo.cli import main
 from frontierbo.experiments import ResultStore
 from frontierbo.po import experiment as exp
+from frontierbo.po import report
 from frontierbo.po.problems.synthetic import synthetic_gp_grid
 from frontierbo.po.report import reproduce
 
@@ -20,6 +22,13 @@ pytestmark = pytest.mark.filterwarnings(
 def small_synthetic(name):
     assert name == "synthetic"
     return synthetic_gp_grid(0, grid_size=25)
+
+
+def reproduce_small(out, runs=2):
+    """The synthetic reproduction on a 25 x 25 grid."""
+    return reproduce(
+        out, datasets=("synthetic",), runs=runs, progress=False, problem_factory=small_synthetic
+    )
 
 
 def test_configurations_cover_sweep_tables_and_privacy_once():
@@ -37,9 +46,7 @@ def test_configurations_cover_sweep_tables_and_privacy_once():
 
 
 def test_reproduce_writes_every_artefact(tmp_path):
-    result = reproduce(
-        tmp_path, ("synthetic",), runs=2, progress=False, problem_factory=small_synthetic
-    )
+    result = reproduce_small(tmp_path)
     for name in ("results.json", "summary.csv", "report.md", "runs.jsonl"):
         assert (tmp_path / name).stat().st_size > 0
     assert (tmp_path / "fig_synthetic_eps_sweep.png").exists()
@@ -60,8 +67,23 @@ def test_reproduce_writes_every_artefact(tmp_path):
     assert n_lines == 1 + len(summary["configs"])
 
 
+def test_options_quick_defaults_and_bad_datasets(tmp_path):
+    rep = report.REPRODUCTION
+    assert rep.options(tmp_path).runs == 50 and rep.options(tmp_path, quick=True).runs == 3
+    assert rep.options(tmp_path, quick=True, runs=7).runs == 7
+    assert rep.options(tmp_path).datasets == ("synthetic", "loan", "property", "branin")
+    assert rep.options(tmp_path, datasets=["loan", "loan"]).datasets == ("loan",)
+    with pytest.raises(ValueError, match=r"--datasets must be among \['synthetic', .*'mnist'"):
+        reproduce(tmp_path / "x", datasets=["synthetic", "mnist"])
+    with pytest.raises(ValueError, match=r"runs \(--runs\)"):
+        reproduce(tmp_path / "x", runs=0)
+    with pytest.raises(TypeError, match="beta_scale"):
+        rep.options(tmp_path, beta_scale=0.1)
+    assert not (tmp_path / "x").exists()  # nothing written before the inputs are valid
+
+
 def test_common_random_numbers_within_a_run(tmp_path):
-    reproduce(tmp_path, ("synthetic",), runs=2, progress=False, problem_factory=small_synthetic)
+    reproduce_small(tmp_path)
     records = ResultStore(tmp_path / "runs.jsonl").load()
     by_run = {}
     for rec in records:
@@ -72,33 +94,29 @@ def test_common_random_numbers_within_a_run(tmp_path):
 
 def test_interrupted_sweep_resumes_without_losing_or_repeating(tmp_path, monkeypatch):
     calls = []
-    real = exp.run_worker
+    real = report.REPRODUCTION
 
     def dying_worker(spec):
         if len(calls) == 7:
             raise KeyboardInterrupt("killed")
         calls.append(spec.run_id)
-        return real(spec)
+        return exp.run_worker(spec)
 
-    monkeypatch.setattr(exp, "run_worker", dying_worker)
+    monkeypatch.setattr(report, "REPRODUCTION", replace(real, worker=dying_worker))
     with pytest.raises(KeyboardInterrupt):
-        reproduce(tmp_path, ("synthetic",), runs=2, progress=False, problem_factory=small_synthetic)
+        reproduce_small(tmp_path)
     stored = ResultStore(tmp_path / "runs.jsonl").load()
     assert [r["run_id"] for r in stored] == calls
-    monkeypatch.setattr(exp, "run_worker", real)
-    reproduce(tmp_path, ("synthetic",), runs=2, progress=False, problem_factory=small_synthetic)
+    monkeypatch.setattr(report, "REPRODUCTION", real)
+    reproduce_small(tmp_path)
     ids = [r["run_id"] for r in ResultStore(tmp_path / "runs.jsonl").load()]
     assert len(ids) == len(set(ids)) == 2 * len(exp.configurations(exp.SETUPS["synthetic"]))
     assert ids[:7] == calls
 
 
 def test_reproduce_is_deterministic(tmp_path):
-    a = reproduce(
-        tmp_path / "a", ("synthetic",), runs=1, progress=False, problem_factory=small_synthetic
-    )
-    b = reproduce(
-        tmp_path / "b", ("synthetic",), runs=1, progress=False, problem_factory=small_synthetic
-    )
+    a = reproduce_small(tmp_path / "a", runs=1)
+    b = reproduce_small(tmp_path / "b", runs=1)
     for key, config in a["datasets"]["synthetic"]["configs"].items():
         np.testing.assert_array_equal(
             config["mean"], b["datasets"]["synthetic"]["configs"][key]["mean"]

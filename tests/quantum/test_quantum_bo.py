@@ -90,14 +90,14 @@ def test_variance_does_not_depend_on_observations():
 def test_determinant_doubles_every_stage(lam):
     """App. D: eps_s = sigma_{s-1}(x_s)/sqrt(lam) => det V_s = 2 det V_{s-1}, gamma_s = s/2 ln 2."""
     Phi = _features(n=15, M=40)
-    algo = QGPUCB(Phi @ Phi.T, lam=lam, beta="theory", B=1.0, delta=0.1)
+    algo = QGPUCB(Phi @ Phi.T, lam=lam, width="theory", B=1.0, delta=0.1)
     rng = np.random.default_rng(3)
     for s in range(1, 31):
         i = int(rng.integers(0, 15))  # any arm sequence, not only UCB's
         before = algo.std[i] ** 2
         eps = algo.std[i] / math.sqrt(lam)
         assert eps <= 1.0 + 1e-12
-        assert algo.beta() == pytest.approx(
+        assert algo.width() == pytest.approx(
             1.0 + math.sqrt((s - 1) * math.log(2) + 2 + 2 * math.log(2 / 0.1)), rel=1e-8
         )
         algo.tell(i, 0.3, eps)
@@ -107,44 +107,65 @@ def test_determinant_doubles_every_stage(lam):
 
 def test_ask_returns_ucb_argmax_and_accuracy():
     Phi = _features()
-    algo = QGPUCB(Phi @ Phi.T, beta=1.5)
+    algo = QGPUCB(Phi @ Phi.T, width=1.5)
     algo.observe(2, 0.9, 0.3)
     algo.observe(5, -0.4, 0.5)
     stage = algo.ask()
     ucb = algo.mean + 1.5 * algo.std
     assert stage.index == int(np.argmax(ucb))
-    assert stage.epsilon == pytest.approx(algo.std[stage.index])
-    assert stage.beta == 1.5
-    assert QGPUCB(Phi @ Phi.T, beta="log").beta() == 1.0  # 1 + ln n with n = 0 observations
+    assert stage.accuracy == pytest.approx(algo.std[stage.index])
+    assert stage.width == stage.beta == 1.5
+    assert QGPUCB(Phi @ Phi.T, width="log").width() == 1.0  # 1 + ln n with n = 0 observations
+
+
+@pytest.mark.parametrize(
+    ("cls", "value"),
+    [(QGPUCB, 1.5), (QGPUCB, "theory"), (ClassicalGPUCB, 2.0), (QLinUCB, 0.7), (LinUCB, "theory")],
+)
+def test_beta_keyword_is_a_deprecated_alias_of_width(cls, value):
+    """``beta=`` (a multiplier of sigma here) still works, warns, and gives the same stages."""
+    X = np.random.default_rng(8).uniform(0, 1, size=(7, 2))
+    points = X if cls in (QLinUCB, LinUCB) else np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))
+    new = cls(points, width=value)
+    with pytest.warns(DeprecationWarning, match=r"beta=\.\.\.\) is deprecated, pass width"):
+        old = cls(points, beta=value)
+    assert old.width_rule == old.beta_rule == new.width_rule
+    for _ in range(5):
+        a, b = new.ask(), old.ask()
+        assert a == b and old.beta() == old.width() == new.width()
+        new.tell(a.index, 0.1 * a.index, a.accuracy)
+        old.tell(b.index, 0.1 * b.index, b.accuracy)
+    with pytest.raises(TypeError, match="width only"):
+        cls(points, width=value, beta=value)
 
 
 def test_extra_points_are_observed_but_never_chosen():
     Phi = _features(n=6)
-    algo = QGPUCB(Phi @ Phi.T, n_arms=5, beta=100.0)
+    algo = QGPUCB(Phi @ Phi.T, n_arms=5, width=100.0)
     algo.observe(5, 10.0, 1.0)
     for _ in range(20):
         s = algo.ask()
         assert 0 <= s.index < 5
-        algo.tell(s.index, 0.0, s.epsilon)
+        algo.tell(s.index, 0.0, s.accuracy)
 
 
 def test_q_linucb_is_q_gp_ucb_with_the_linear_kernel():
     rng = np.random.default_rng(4)
     X = rng.uniform(0, 1, size=(10, 3))
-    algo = QLinUCB(X, beta="theory", S=2.0, delta=0.1)
+    algo = QLinUCB(X, width="theory", S=2.0, delta=0.1)
     idx, ys, epss = [], [], []
     for _ in range(6):
         stage = algo.ask()
         V = np.eye(3) + sum((X[i, :, None] * X[i]) / e**2 for i, e in zip(idx, epss, strict=True))
-        assert stage.epsilon == pytest.approx(
+        assert stage.accuracy == pytest.approx(
             math.sqrt(X[stage.index] @ np.linalg.solve(V, X[stage.index]))
         )
         s_inv = sum(1 / e**2 for e in epss)
         rho = math.sqrt(2 * 3 * math.log((1 + algo.L**2 * s_inv) / 0.1)) + 2.0
-        assert stage.beta == pytest.approx(rho)
+        assert stage.width == pytest.approx(rho)
         y = float(X[stage.index] @ [0.2, -0.1, 0.4] + rng.normal(0, 0.1))
-        algo.tell(stage.index, y, stage.epsilon)
-        idx.append(stage.index), ys.append(y), epss.append(stage.epsilon)
+        algo.tell(stage.index, y, stage.accuracy)
+        idx.append(stage.index), ys.append(y), epss.append(stage.accuracy)
     w = 1 / np.array(epss) ** 2
     V = np.eye(3) + X[idx].T @ (w[:, None] * X[idx])
     theta = np.linalg.solve(V, X[idx].T @ (w * np.array(ys)))
@@ -153,11 +174,11 @@ def test_q_linucb_is_q_gp_ucb_with_the_linear_kernel():
 
 def test_linucb_oful_radius():
     X = np.random.default_rng(5).uniform(0, 1, size=(8, 2))
-    algo = LinUCB(X, beta="theory", R=0.5, S=1.0, delta=0.05)
+    algo = LinUCB(X, width="theory", R=0.5, S=1.0, delta=0.05)
     for t in range(4):
         s = algo.ask()
         expect = 0.5 * math.sqrt(2 * math.log((1 + t * algo.L**2) / 0.05)) + 1.0
-        assert s.beta == pytest.approx(expect)
+        assert s.width == pytest.approx(expect)
         algo.tell(s.index, 0.1)
 
 
@@ -165,13 +186,15 @@ def test_bad_arguments_name_the_parameter():
     K = np.eye(3)
     with pytest.raises(ValueError, match="weighting"):
         QGPUCB(K, weighting="cubic")
-    with pytest.raises(ValueError, match="beta"):
-        QGPUCB(K, beta="srinivas")
+    with pytest.raises(ValueError, match="width must be one of"):
+        QGPUCB(K, width="srinivas")
+    with pytest.raises(ValueError, match="width"):
+        ClassicalGPUCB(K, width=-1.0)
     with pytest.raises(ValueError, match="lam"):
         QGPUCB(K, lam=0)
     with pytest.raises(ValueError, match="n_arms"):
         QGPUCB(K, n_arms=4)
-    with pytest.raises(ValueError, match="epsilon"):
+    with pytest.raises(ValueError, match="accuracy"):
         QGPUCB(K).observe(0, 1.0, 0.0)
     with pytest.raises(ValueError, match="gram"):
         QGPUCB(np.full((2, 2), np.nan))
@@ -186,11 +209,11 @@ def test_rewards_and_encodings():
     exact, ref = g.encoding("exact"), g.encoding("reference")
     assert exact.amplitude == pytest.approx(0.5, abs=1e-12)
     assert exact.to_reward(0.5) == pytest.approx(0.85)
-    assert exact.epsilon_a(0.18) == pytest.approx(0.1)  # eps / (6 sigma)
+    assert exact.accuracy_a(0.18) == pytest.approx(0.1)  # eps / (6 sigma)
     assert ref.to_reward(0.5) == pytest.approx(0.85)
     assert ref.to_reward(0.6) - 0.85 == pytest.approx(12 * 0.3 / math.pi * 0.1)
-    assert ref.epsilon_a(0.09) == pytest.approx(0.1)  # eps / (3 sigma)
-    assert ref.epsilon_a(10.0) == 0.5  # clipped as the reference code
+    assert ref.accuracy_a(0.09) == pytest.approx(0.1)  # eps / (3 sigma)
+    assert ref.accuracy_a(10.0) == 0.5  # clipped as the reference code
     assert BernoulliReward(0.3).encoding().amplitude == 0.3
     with pytest.raises(ValueError, match="p"):
         BernoulliReward(1.5)
@@ -219,7 +242,7 @@ def test_fallback_and_lemma1_counts():
         (GaussianReward(0.6, 0.4), "reference", 4 / math.pi),
     ],
 )
-def test_iqae_oracle_error_within_epsilon_w_p_1_minus_delta(reward, encoding, scale):
+def test_iqae_oracle_error_within_accuracy_w_p_1_minus_delta(reward, encoding, scale):
     oracle = IQAEOracle(7, encoding=encoding)
     eps, delta, n = 0.02, 0.05, 400
     errors = np.array([oracle.estimate(reward, eps, delta)[0] - reward.mean for _ in range(n)])
@@ -251,7 +274,7 @@ def test_classical_monte_carlo_sample_size_and_coverage():
     assert np.mean(np.array(errs) > 0.05) <= 0.1
     with pytest.raises(ValueError, match="delta"):
         oracle.estimate(BernoulliReward(0.5), 0.1, 1.0)
-    with pytest.raises(ValueError, match="epsilon"):
+    with pytest.raises(ValueError, match="accuracy"):
         IQAEOracle(0).estimate(BernoulliReward(0.5), -0.1, 0.1)
 
 
@@ -276,7 +299,7 @@ def _toy_problem():
 
 def test_run_stages_spends_the_budget_and_finds_the_optimum():
     f, K = _toy_problem()
-    algo = QGPUCB(K, beta=1.0)
+    algo = QGPUCB(K, width=1.0)
     run = run_stages(algo, lambda i: GaussianReward(f[i], 0.3), f, IQAEOracle(1), 5000, delta=0.05)
     q = np.asarray(run.queries)
     assert q.sum() >= 5000 and q[:-1].sum() < 5000  # the last stage started below the budget
@@ -288,13 +311,13 @@ def test_run_stages_spends_the_budget_and_finds_the_optimum():
 def test_theory_mode_respects_line_5_and_lemma_2():
     f, K = _toy_problem()
     T, delta, m_bar = 20_000, 0.1, 20_000
-    algo = QGPUCB(K, lam=1 + 2 / T, beta="theory", B=1.0, delta=delta)
+    algo = QGPUCB(K, lam=1 + 2 / T, width="theory", B=1.0, delta=delta)
     oracle = TheoryOracle(0, C=2.0)
     run = run_stages(algo, lambda i: BernoulliReward(f[i]), f, oracle, T, delta=delta / (2 * m_bar))
     assert run.total_queries <= T  # line 5: never exceeds the budget
-    assert np.sum(1 / np.asarray(run.epsilons) ** 2) <= T**2  # Lemma 2
+    assert np.sum(1 / np.asarray(run.accuracies) ** 2) <= T**2  # Lemma 2
     errors = np.abs(np.asarray(run.estimates) - f[run.points])
-    assert np.all(errors <= np.asarray(run.epsilons) + 1e-12)  # failure prob. delta/(2 m_bar)
+    assert np.all(errors <= np.asarray(run.accuracies) + 1e-12)  # failure prob. delta/(2 m_bar)
 
 
 def test_same_seed_same_run_and_classical_single_pull():
@@ -307,6 +330,6 @@ def test_same_seed_same_run_and_classical_single_pull():
     assert a.points == b.points and a.queries == b.queries and a.estimates == b.estimates
     assert a.estimates != c.estimates
     classic = run_stages(
-        ClassicalGPUCB(K, beta=1.0), lambda i: BernoulliReward(f[i]), f, SinglePullOracle(0), 300
+        ClassicalGPUCB(K, width=1.0), lambda i: BernoulliReward(f[i]), f, SinglePullOracle(0), 300
     )
     assert classic.num_stages == 300 and set(classic.estimates) <= {0.0, 1.0}

@@ -97,7 +97,7 @@ def test_estimation_problem():
 
 
 # -------------------------------------------------------------------------- deterministic anchors
-# Spec 6.2 item 2: (epsilon_a, powers, queries, a_hat for p = 1).
+# Spec 6.2 item 2: (accuracy_a, powers, queries, a_hat for p = 1).
 ANCHORS = [
     (0.5, [0, 0], 6, 0.982739),
     (0.05, [0, 0, 3], 489, 0.999684),
@@ -169,7 +169,7 @@ def _pvalues(sample, reference):
     return float(stats.ks_2samp(e1, e2).pvalue), _chi2_pvalue(q1, q2)
 
 
-# (reward, encoding, epsilon, qiskit calls per backend): epsilon_a ~ 0.02 and 0.05, so k > 0.
+# (reward, encoding, accuracy, qiskit calls per backend): accuracy_a ~ 0.02 and 0.05, so k > 0.
 CASES = {
     "bernoulli": (BernoulliReward(0.3), "exact", 0.02, 150),
     "gaussian3": (GaussianReward(0.85, 0.3, num_qubits=3), "exact", 0.09, 80),
@@ -205,8 +205,8 @@ def test_statevector_and_aer_agree(samples):
 
 def test_planted_bugs_are_rejected(samples):
     """The same tests reject slightly wrong simulators, so the tests above can fail: an amplitude
-    off by 0.002 (a tenth of epsilon) changes the estimates, and IQAE run with alpha = 0.1 (same
-    172 shots per round) changes the choice of Grover powers and hence the query counts."""
+    off by 0.002 (a tenth of the accuracy) changes the estimates, and IQAE run with alpha = 0.1
+    (same 172 shots per round) changes the choice of Grover powers and hence the query counts."""
     reward, _, eps, _ = CASES["bernoulli"]
     shifted = _sample(IQAEOracle(2), BernoulliReward(reward.p + 0.002), eps, N_NUMPY)
     wrong_alpha = _sample(IQAEOracle(3, shots=172), reward, eps, N_NUMPY, delta=0.1)
@@ -275,13 +275,13 @@ def test_max_iterations_stops_qiskits_loop():
 
 
 @pytest.mark.parametrize(
-    ("epsilon", "delta", "name"),
-    [(0.0, 0.05, "epsilon"), (-0.1, 0.05, "epsilon"), (0.1, 0.0, "delta"), (0.1, 1.0, "delta")],
+    ("accuracy", "delta", "name"),
+    [(0.0, 0.05, "accuracy"), (-0.1, 0.05, "accuracy"), (0.1, 0.0, "delta"), (0.1, 1.0, "delta")],
 )
-def test_bad_estimate_arguments(epsilon, delta, name):
+def test_bad_estimate_arguments(accuracy, delta, name):
     oracle = QiskitIQAEOracle(seed=0)
     with pytest.raises(ValueError, match=name):
-        oracle.estimate(BernoulliReward(0.3), epsilon, delta)
+        oracle.estimate(BernoulliReward(0.3), accuracy, delta)
 
 
 def test_bad_reward_and_encoding():

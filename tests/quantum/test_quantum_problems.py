@@ -28,14 +28,8 @@ from frontierbo.quantum.problems import (
 )
 from frontierbo.quantum.rewards import BernoulliReward, GaussianReward
 
-needs_reference = pytest.mark.skipif(
-    not data_available(REFERENCE_FILE),
-    reason=f"{REFERENCE_FILE} not found under ${DATA_ENV} or ../shared/data (not shipped)",
-)
-needs_pima = pytest.mark.skipif(
-    not data_available(PIMA_FILE),
-    reason=f"{PIMA_FILE} not found under ${DATA_ENV} or ../shared/data",
-)
+needs_reference = pytest.mark.data(REFERENCE_FILE)
+needs_pima = pytest.mark.data(PIMA_FILE)
 
 
 # --------------------------------------------------------------------------- RFF
@@ -226,7 +220,7 @@ def test_load_pima():
 @pytest.fixture(scope="module")
 def automl():
     pytest.importorskip("sklearn")
-    if not data_available(PIMA_FILE):
+    if not data_available(PIMA_FILE):  # a fixture: the data marker does not reach it
         pytest.skip(f"{PIMA_FILE} not found under ${DATA_ENV} or ../shared/data")
     return automl_problem(sigma=0.05)
 
@@ -271,10 +265,17 @@ def test_automl_continuous_point_cached(automl):
         svm([0.5])
 
 
-def test_automl_by_name_reuses_accuracy(automl):
-    p = get_quantum_problem("automl-sigma0.01", accuracy=automl.value_at)
+def test_automl_by_name_reuses_the_svm(automl):
+    p = get_quantum_problem("automl-sigma0.01", svm=automl.value_at)
     assert p.sigma == 0.01 and p.name == "automl-sigma0.01"
     np.testing.assert_array_equal(p.values, automl.values)
+    # accuracy= (the old name: accuracy now means an oracle's target accuracy) warns, same problem
+    with pytest.warns(DeprecationWarning, match=r"get_quantum_problem\(accuracy=\.\.\.\) is"):
+        old = get_quantum_problem("automl-sigma0.01", accuracy=automl.value_at)
+    np.testing.assert_array_equal(old.values, p.values)
+    assert old.info == p.info
+    with pytest.raises(TypeError, match="svm only"):
+        get_quantum_problem("automl-sigma0.01", svm=automl.value_at, accuracy=automl.value_at)
 
 
 def test_quantum_problem_names():

@@ -122,15 +122,29 @@ def test_same_seed_same_result_other_seed_differs(tables):
 def test_options_are_used_and_reported(tables):
     path, _ = tables["gaussian"]
     res = run_quantum_on_csv(
-        path, 500, 1, beta="1.5", weighting="reference", encoding="reference", delta=0.1
+        path, 500, 1, width="1.5", weighting="reference", encoding="reference", delta=0.1
     )
     p = res["parameters"]
     assert p["beta"] == 1.5 and p["weighting"] == "reference" and p["encoding"] == "reference"
     assert p["delta"] == 0.1 and p["lengthscale"] == 0.2 and p["kernel"] == "squared_exponential"
     assert {st["beta"] for st in res["stages"][1:]} == {1.5}
-    lin = run_quantum_on_csv(path, 300, 1, algorithm="linucb", beta="theory")
+    lin = run_quantum_on_csv(path, 300, 1, algorithm="linucb", width="theory")
     assert lin["parameters"]["kernel"] == "linear" and lin["parameters"]["lengthscale"] is None
     assert lin["parameters"]["encoding"] is None
+
+
+def test_beta_keyword_is_a_deprecated_alias_of_width(tables):
+    path, _ = tables["gaussian"]
+    new = run_quantum_on_csv(path, 300, 2, width=1.5)
+    with pytest.warns(DeprecationWarning, match=r"run_quantum_on_csv\(beta=\.\.\.\) is deprecated"):
+        old = run_quantum_on_csv(path, 300, 2, beta=1.5)
+    drop = ("seconds",)
+    assert {k: v for k, v in old.items() if k not in drop} == {
+        k: v for k, v in new.items() if k not in drop
+    }
+    assert old["parameters"]["beta"] == 1.5  # the stored key keeps its name
+    with pytest.raises(TypeError, match="width only"):
+        run_quantum_on_csv(path, 300, 2, width=1.5, beta=1.5)
 
 
 def test_features_selection_and_normalisation(tmp_path):
@@ -169,8 +183,13 @@ def test_cli_run_quantum_bo(tables, tmp_path, capsys):
     assert stored["algorithm"] == "q-gp-ucb" and stored["budget"] == 500
     assert stored["best_arm"]["index"] == int(np.argmax(means))
     argv = ["run", "quantum-bo", "--algorithm", "linucb", "--data", str(path), "-T", "50"]
-    assert main([*argv, "--beta", "2", "--seed", "3"]) == 0
-    assert "LinUCB" in capsys.readouterr().out
+    assert main([*argv, "--width", "2", "--seed", "3"]) == 0
+    text = capsys.readouterr().out
+    assert "LinUCB" in text
+    # the deprecated spelling --beta still works, warns, and gives the same run
+    with pytest.warns(DeprecationWarning, match="--beta is deprecated; use --width"):
+        assert main([*argv, "--beta", "2", "--seed", "3"]) == 0
+    assert capsys.readouterr().out == text
 
 
 def _bad(tmp_path, content):
@@ -205,26 +224,23 @@ GOOD = "x,p\n0,0.1\n1,0.5\n2,0.9\n"
         (GOOD, ["--delta", "0"], r"delta \(--delta\)"),
         (GOOD, ["--lengthscale", "0"], r"lengthscale \(--lengthscale\) must be in \(0, inf\)"),
         (GOOD, ["--lengthscale", "-1"], r"lengthscale \(--lengthscale\)"),
-        (GOOD, ["--beta", "wide"], r"beta \(--beta\) must be 'log', 'theory' or a positive"),
-        (GOOD, ["--beta", "-1"], r"beta \(--beta\) must be in \(0, inf\)"),
+        (GOOD, ["--width", "wide"], r"width \(--width\) must be 'log', 'theory' or a positive"),
+        (GOOD, ["--width", "-1"], r"width \(--width\) must be in \(0, inf\)"),
         (GOOD, ["--seed", "-1"], r"seed \(--seed\)"),
-        (GOOD, ["--algorithm", "tgp"], r"--algorithm for quantum-bo must be one of q-gp-ucb"),
+        (GOOD, ["--algorithm", "tgp"], r"argument --algorithm: invalid choice: 'tgp'"),
         (GOOD, ["--algorithm", "gp-ucb", "--weighting", "reference"], r"weighting \(--weighting"),
         (GOOD, ["--algorithm", "linucb", "--encoding", "reference"], r"encoding \(--encoding\)"),
         (GOOD, ["--algorithm", "gp-ucb", "--backend", "statevector"], r"backend \(--backend\)"),
         (GOOD, ["--algorithm", "q-linucb", "--lengthscale", "1"], r"--lengthscale applies to"),
-        (
-            GOOD,
-            ["--target", "p"],
-            r"--target applies to gp-ucb / po-gp-ucb only, not to quantum-bo \(it reads",
-        ),
-        (GOOD, ["--minimize"], r"--minimize applies to .*not to quantum-bo"),
-        (GOOD, ["--epsilon", "1"], r"--epsilon applies to .*not to quantum-bo"),
-        (GOOD, ["--r", "2"], r"--r applies to po-gp-ucb only, not to quantum-bo"),
-        (GOOD, ["--mechanism", "gaussian"], r"--mechanism applies to po-gp-ucb only"),
-        (GOOD, ["--n-init", "2"], r"--n-init applies to .*not to quantum-bo"),
-        (GOOD, ["--beta-scale", "0.1"], r"--beta-scale applies to ldp-bo .*not to quantum-bo"),
-        (GOOD, ["--exclude", "x"], r"--exclude applies to ldp-bo .*not to quantum-bo"),
+        # another system's flags: argparse rejects them, pointing at this command's --help
+        (GOOD, ["--target", "p"], r"unrecognized arguments: --target p \(see .*quantum-bo --help"),
+        (GOOD, ["--minimize"], r"unrecognized arguments: --minimize"),
+        (GOOD, ["--epsilon", "1"], r"unrecognized arguments: --epsilon 1"),
+        (GOOD, ["--r", "2"], r"unrecognized arguments: --r 2"),
+        (GOOD, ["--mechanism", "gaussian"], r"unrecognized arguments: --mechanism"),
+        (GOOD, ["--n-init", "2"], r"unrecognized arguments: --n-init 2"),
+        (GOOD, ["--beta-scale", "0.1"], r"unrecognized arguments: --beta-scale"),
+        (GOOD, ["--exclude", "x"], r"unrecognized arguments: --exclude x"),
     ],
 )
 def test_cli_quantum_bo_bad_inputs_are_named(tmp_path, capsys, content, extra, message):
@@ -249,13 +265,16 @@ def test_cli_out_that_is_a_file(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["ldp-bo", "--algorithm", "q-gp-ucb"], r"--algorithm for ldp-bo must be one of ata"),
-        (["ldp-bo", "--algorithm", "tgp", "--lengthscale", "1"], r"--lengthscale applies to"),
-        (["ldp-bo", "--algorithm", "tgp", "--beta", "1"], r"--beta applies to quantum-bo only"),
-        (["gp-ucb", "--target", "p", "--backend", "aer"], r"--backend applies to quantum-bo"),
-        (["gp-ucb", "--target", "p", "--weighting", "paper"], r"--weighting applies to quantum"),
-        (["po-gp-ucb", "--target", "p", "--encoding", "exact"], r"--encoding applies to quantum"),
-        (["gp-ucb", "--target", "p", "--algorithm", "linucb"], r"--algorithm applies to ldp-bo"),
+        (["ldp-bo", "--algorithm", "q-gp-ucb"], r"--algorithm: invalid choice: 'q-gp-ucb'"),
+        (["ldp-bo", "--algorithm", "tgp", "--lengthscale", "1"], r"unrecognized.*--lengthscale"),
+        (["ldp-bo", "--algorithm", "tgp", "--beta", "1"], r"unrecognized arguments: --beta 1"),
+        (["gp-ucb", "--target", "p", "--backend", "aer"], r"unrecognized arguments: --backend"),
+        (["gp-ucb", "--target", "p", "--weighting", "paper"], r"unrecognized.*--weighting"),
+        (
+            ["po-gp-ucb", "--target", "p", "--epsilon", "1", "--delta", "0.1", "--encoding", "x"],
+            r"run po-gp-ucb: unrecognized.*--encoding",
+        ),
+        (["gp-ucb", "--target", "p", "--algorithm", "linucb"], r"unrecognized.*--algorithm"),
     ],
 )
 def test_cli_other_commands_reject_quantum_options(tmp_path, capsys, argv, message):

@@ -1,6 +1,15 @@
 """The shared GP core: kernels, finite-domain GP, MLE fitting, acquisition, ask/tell loop."""
 
-from frontierbo.core.acquisition import beta_srinivas, make_beta_schedule, ucb
+from frontierbo.core.acquisition import (
+    AllExcludedError,
+    beta_srinivas,
+    make_beta_schedule,
+    select_max,
+    select_ucb,
+    ucb,
+    ucb_scores,
+    width_from_beta,
+)
 from frontierbo.core.fit import FitResult, fit_hyperparameters
 from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.gp_ucb import GPUCB
@@ -15,6 +24,7 @@ from frontierbo.core.loop import BOResult, Oracle, RegretTrace, TableOracle, run
 
 __all__ = [
     "GPUCB",
+    "AllExcludedError",
     "BOResult",
     "FiniteDomainGP",
     "FitResult",
@@ -30,5 +40,9 @@ __all__ = [
     "make_beta_schedule",
     "make_kernel",
     "run_bo",
+    "select_max",
+    "select_ucb",
     "ucb",
+    "ucb_scores",
+    "width_from_beta",
 ]

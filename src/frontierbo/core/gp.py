@@ -43,8 +43,9 @@ class FiniteDomainGP:
     capacity : int
         Initial number of observation slots; grows by doubling.
 
-    Attributes ``mean``, ``variance`` and ``std`` are (n,) arrays for the current posterior of the
-    latent function (``variance`` clipped at 0). Treat them as read-only.
+    ``mean`` is the (n,) posterior mean of the latent function (treat it as read-only);
+    ``variance`` and ``std`` are fresh (n,) arrays (variance clipped at 0), and
+    :meth:`posterior_variance` / :meth:`posterior_std` write them into a caller's buffer.
     """
 
     def __init__(
@@ -104,11 +105,31 @@ class FiniteDomainGP:
 
     @property
     def variance(self) -> np.ndarray:
-        return np.maximum(self._var, 0.0)
+        """Latent posterior variance (n,), clipped at 0 (a new array)."""
+        return self.posterior_variance()
 
     @property
     def std(self) -> np.ndarray:
-        return np.sqrt(self.variance)
+        """Latent posterior standard deviation (n,) (a new array)."""
+        return self.posterior_std()
+
+    def posterior_variance(self, out: np.ndarray | None = None, *, clip: bool = True) -> np.ndarray:
+        """Latent posterior variance (n,), written into ``out`` (one pass, no temporary) if given.
+
+        ``clip=False`` gives the incrementally updated value itself, which rounding can leave
+        slightly below 0 at observed rows; ``clip=True`` (default) clips it at 0.
+        """
+        if clip:
+            return np.maximum(self._var, 0.0, out=out)
+        if out is None:
+            return self._var.copy()
+        np.copyto(out, self._var)
+        return out
+
+    def posterior_std(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Latent posterior standard deviation (n,), written into ``out`` if given (two passes)."""
+        var = self.posterior_variance(out=out)
+        return np.sqrt(var, out=var)
 
     @property
     def log_det(self) -> float:

@@ -6,14 +6,21 @@
         y_t    = query(i_t);  update the GP posterior     # tell(i_t, y_t)
 
 ``tell`` also accepts rows that were not asked for (initial design): they update the posterior but
-do not advance ``t``. Ties are broken by the lowest row index.
+do not advance ``t``. The selection is :func:`frontierbo.core.acquisition.select_ucb` with the
+width ``sqrt(beta_t)``: observed rows excluded, ties broken by the lowest row index.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from frontierbo.core.acquisition import make_beta_schedule
+from frontierbo.core.acquisition import (
+    AllExcludedError,
+    make_beta_schedule,
+    select_ucb,
+    ucb_scores,
+    width_from_beta,
+)
 from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.kernels import StationaryKernel
 
@@ -25,7 +32,8 @@ class GPUCB:
     ----------
     candidates : array (n, d)
     kernel : StationaryKernel;  noise_variance : sigma_n^2;  prior_mean : constant prior mean.
-    beta : ``"srinivas"`` (default), a positive constant, or a callable ``t -> beta_t``.
+    beta : ``"srinivas"`` (default), a positive constant, or a callable ``t -> beta_t``; a beta in
+        the sense of :mod:`frontierbo.core.acquisition`: the UCB is ``mu + sqrt(beta_t) sigma``.
     delta : the ``delta`` of the Srinivas schedule (PO-GP-UCB's ``delta' = delta_ucb / 2``).
     exclude_observed : never propose a row that was already observed (default True).
     predictive_variance : use the variance of a noisy observation (thesis eq. 3.2) in the UCB.
@@ -46,38 +54,40 @@ class GPUCB:
         self.beta_schedule = make_beta_schedule(beta, self.gp.n, delta)
         self.exclude_observed = bool(exclude_observed)
         self.predictive_variance = bool(predictive_variance)
-        self._observed = np.zeros(self.gp.n, dtype=bool)
         self._scores = np.empty(self.gp.n)  # ask()'s buffer for the UCB scores
         self.t = 0
 
     def acquisition(self, t: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """UCB scores (n,) for round ``t`` (default: the next round), written into ``out`` if given.
 
-        Same values as ``ucb(mean, sqrt(variance), beta_t)``, in 4 passes over n and no temporaries.
+        Same values as ``ucb(mean, std, beta_t)``, in 4 passes over n and no temporaries.
         """
         t = self.t + 1 if t is None else t
-        gp = self.gp
-        s = np.maximum(gp._var, 0.0, out=out)
-        if self.predictive_variance:
-            s += gp.noise_variance
-        np.sqrt(s, out=s)
-        s *= np.sqrt(self.beta_schedule(t))
-        s += gp.mean
-        return s
+        spread = self._spread(out)
+        return ucb_scores(self.gp.mean, spread, width_from_beta(self.beta_schedule(t)), out=spread)
 
     def ask(self) -> int:
         """The next row to query: argmax of the UCB (over unobserved rows if excluding)."""
-        scores = self.acquisition(out=self._scores)
-        if self.exclude_observed:
-            if self.gp.t >= self.gp.n and self._observed.all():
-                raise RuntimeError(
-                    "all candidates have been observed; pass exclude_observed=False to allow repeats"
-                )
-            scores[self.gp.observed_indices] = -np.inf  # O(t), not another pass over n
+        spread = self._spread(self._scores)
+        width = width_from_beta(self.beta_schedule(self.t + 1))
+        # observed_indices is O(t): excluding by index avoids another pass over n
+        exclude = self.gp.observed_indices if self.exclude_observed else None
+        try:
+            i = select_ucb(self.gp.mean, spread, width, exclude=exclude, out=spread)
+        except AllExcludedError:
+            raise RuntimeError(
+                "all candidates have been observed; pass exclude_observed=False to allow repeats"
+            ) from None
         self.t += 1
-        return int(np.argmax(scores))
+        return i
+
+    def _spread(self, out: np.ndarray | None) -> np.ndarray:
+        """The std that the UCB multiplies (latent, or of a noisy observation), into ``out``."""
+        s = self.gp.posterior_variance(out=out)
+        if self.predictive_variance:
+            s += self.gp.noise_variance
+        return np.sqrt(s, out=s)
 
     def tell(self, index: int, y: float) -> None:
         """Record observation ``y`` at row ``index``."""
         self.gp.add(index, y)
-        self._observed[index] = True

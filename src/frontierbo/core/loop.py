@@ -1,9 +1,23 @@
-"""The ask/tell loop, oracles that answer by row index, and regret bookkeeping."""
+"""The one ask/tell loop every system's runs go through, oracles that answer by row index, and
+regret bookkeeping.
+
+:func:`run_loop` is the general loop: ``action = policy.ask()``, ``feedback =
+evaluate(action)``, ``policy.tell(action, feedback.value)``, until the budget is spent. An action
+is whatever the policy proposes and the evaluator understands: a row index (GP-UCB, LDP BO), a
+stage ``(arm, accuracy)`` (quantum BO), a path of rows (macro-actions) or a point in a box
+(attacks); the loop never looks inside it. Each evaluation reports its cost (one query, or the
+oracle queries a quantum estimate spent), and the loop stops once ``budget`` is spent: the last
+step completes and may overshoot, unless the evaluator can tell the cost *before* evaluating
+(``planned_cost``), in which case a step that would overshoot is not taken.
+
+:func:`run_bo` is the finite-domain special case (row indices, unit cost, regret traces).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -20,6 +34,84 @@ class AskTellOptimizer(Protocol):
     def ask(self) -> int: ...
 
     def tell(self, index: int, y: float) -> None: ...
+
+
+class Policy(Protocol):
+    """Anything with ``ask() -> action`` and ``tell(action, value)``."""
+
+    def ask(self) -> Any: ...
+
+    def tell(self, action: Any, value: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What one evaluation returns: the value told to the policy and what it cost (>= 1)."""
+
+    value: Any
+    cost: int = 1
+
+
+@dataclass
+class LoopTrace:
+    """One entry per step of :func:`run_loop`: the action, its feedback value and its cost."""
+
+    actions: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    costs: list[int] = field(default_factory=list)
+
+    @property
+    def spent(self) -> int:
+        return int(sum(self.costs))
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def run_loop(
+    policy: Policy,
+    evaluate: Callable[[Any], Feedback],
+    budget: int,
+    *,
+    tell: Callable[[Any, Feedback], None] | None = None,
+    planned_cost: Callable[[Any], int] | None = None,
+    max_steps: int | None = None,
+) -> LoopTrace:
+    """Ask, evaluate, tell until ``budget`` (total cost) is spent; returns the trace.
+
+    Args:
+        policy: ``ask() -> action`` and ``tell(action, value)``.
+        evaluate: ``evaluate(action) -> Feedback`` (the objective, an oracle, a randomiser...).
+        budget: total cost to spend, >= 1 (with unit costs: the number of steps).
+        tell: replaces ``policy.tell(action, feedback.value)`` when the policy needs more of the
+            feedback (e.g. the accuracy a quantum estimate was made with).
+        planned_cost: ``planned_cost(action) -> cost`` known before evaluating; a step whose
+            cost would exceed the budget is then not taken (Q-GP-UCB's Algorithm 1, line 5).
+        max_steps: safety cap on the number of steps (RuntimeError when reached).
+    """
+    budget = check_int(budget, "budget", low=1)
+    trace = LoopTrace()
+    spent = 0
+    while spent < budget:
+        if max_steps is not None and len(trace) >= max_steps:
+            raise RuntimeError(f"run_loop: more than max_steps={max_steps} steps")
+        action = policy.ask()
+        if planned_cost is not None and spent + planned_cost(action) > budget:
+            break
+        feedback = evaluate(action)
+        if feedback.cost < 1:
+            raise RuntimeError(
+                f"an evaluation reported cost {feedback.cost}; every step costs >= 1"
+            )
+        if tell is None:
+            policy.tell(action, feedback.value)
+        else:
+            tell(action, feedback)
+        trace.actions.append(action)
+        trace.values.append(feedback.value)
+        trace.costs.append(int(feedback.cost))
+        spent += feedback.cost
+    return trace
 
 
 class TableOracle:
@@ -90,14 +182,10 @@ def run_bo(
         optimizer.tell(i, oracle.query(i))
         if trace is not None:
             trace.record(i)
-    indices, ys = [], []
-    for _ in range(iterations):
-        i = optimizer.ask()
-        y = oracle.query(i)
-        optimizer.tell(i, y)
-        indices.append(i)
-        ys.append(y)
-        if trace is not None:
+    steps = run_loop(optimizer, lambda i: Feedback(oracle.query(i)), iterations)
+    indices, ys = steps.actions, steps.values
+    if trace is not None:
+        for i in indices:
             trace.record(i)
     simple = cumulative = None
     if trace is not None:

@@ -1,10 +1,27 @@
-"""Experiment infrastructure: crash-safe result store, resumable parallel sweeps, plots.
+"""Experiment infrastructure: crash-safe result store, resumable parallel sweeps, the shared
+reproduction tail (:mod:`frontierbo.experiments.report`), plots.
+
+Sweeps run on this machine or on a Dask cluster (:mod:`frontierbo.experiments.schedulers`;
+``distributed`` is imported only when a Dask scheduler is used).
 
 Plotting lives in :mod:`frontierbo.experiments.plots` and is not imported here, so running a
 sweep does not pay for importing matplotlib.
 """
 
+from frontierbo.experiments.report import (
+    Options,
+    Reproduction,
+    load_published,
+    markdown_table,
+)
 from frontierbo.experiments.runner import RunSpec, aggregate, run_sweep, seed_for
+from frontierbo.experiments.schedulers import (
+    DaskExecutor,
+    Executor,
+    LocalExecutor,
+    check_scheduler,
+    make_executor,
+)
 from frontierbo.experiments.store import (
     ResultStore,
     atomic_output,
@@ -14,10 +31,19 @@ from frontierbo.experiments.store import (
 )
 
 __all__ = [
+    "DaskExecutor",
+    "Executor",
+    "LocalExecutor",
+    "Options",
+    "Reproduction",
     "ResultStore",
     "RunSpec",
     "aggregate",
     "atomic_output",
+    "check_scheduler",
+    "load_published",
+    "make_executor",
+    "markdown_table",
     "run_sweep",
     "seed_for",
     "to_jsonable",

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from frontierbo._validation import check_vector
 from frontierbo.experiments.store import atomic_output
 
-__all__ = ["plot_metric_vs_param", "plot_regret_curves"]
+__all__ = ["plot_metric_vs_param", "plot_regret_curves", "plot_two_scales"]
 
 # ICML column width is 3.25 in; 8 pt text matches the caption size when printed at 100 %.
 _FIGSIZE = (3.25, 2.3)
@@ -139,3 +139,54 @@ def plot_metric_vs_param(
         if log_y:
             ax.set_yscale("log")
         return _finish(fig, ax, path, title, xlabel, ylabel)
+
+
+def plot_two_scales(
+    curves: Mapping[str, tuple],
+    path: str | os.PathLike,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    *,
+    zoom: tuple[str, ...] = (),
+    titles: tuple[str, str] = ("paper scale", "all methods (symlog)"),
+) -> Path:
+    """The same curves in two panels, for curves that span orders of magnitude: left, a linear
+    y axis up to 1.3 x the highest band of the ``zoom`` labels (other curves may leave the
+    chart); right, every curve on a symlog axis, with the legend.
+
+    Args:
+        curves: ``{label: (x, mean, stderr)}``, three 1-D arrays of equal length; each curve is
+            drawn with a shaded +-1 standard-error band.
+        path: output PNG path (written atomically; parent directories are created).
+        title: prefix of both panel titles (``"<title>: <titles[i]>"``).
+    Returns the path.
+    """
+    if not curves:
+        raise ValueError("curves must contain at least one (x, mean, stderr) series")
+    fig = Figure(figsize=(9.5, 3.6))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, 2)
+    top = 0.0
+    for label, (x, mean, stderr) in curves.items():
+        mean, stderr = _check_series(mean, stderr, f"curves[{label!r}]")
+        x = check_vector(x, f"curves[{label!r}] x", length=mean.shape[0])
+        if label in zoom:
+            top = max(top, float(np.max(mean + stderr)))
+        for ax in axes:
+            (line,) = ax.plot(x, mean, label=label, linewidth=1.2)
+            ax.fill_between(
+                x, mean - stderr, mean + stderr, color=line.get_color(), alpha=0.2, linewidth=0
+            )
+    if top > 0:
+        axes[0].set_ylim(0, 1.3 * top)
+    axes[1].set_yscale("symlog", linthresh=1.0)
+    for ax, panel in zip(axes, titles, strict=True):
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{title}: {panel}", fontsize=8)
+    axes[1].legend(fontsize=6.5, frameon=False, loc="lower right")
+    fig.tight_layout()
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)  # format given: the temp name ends in .tmp
+    return Path(path)

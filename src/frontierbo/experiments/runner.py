@@ -2,14 +2,16 @@
 
 A sweep is a list of :class:`RunSpec` (identity + parameters + seed) and a worker function that
 turns one spec into a result dict. :func:`run_sweep` skips runs already in the
-:class:`~frontierbo.experiments.store.ResultStore`, runs the rest (in parallel with joblib),
-and stores each result the moment it finishes, so killing a sweep loses at most the runs in
-flight. Seeds come from :func:`seed_for`, which depends only on a run's identity, so results do
-not depend on execution order or on ``n_jobs``.
+:class:`~frontierbo.experiments.store.ResultStore`, runs the rest (in parallel with joblib, or on
+a Dask cluster, see :mod:`frontierbo.experiments.schedulers`), and stores each result the moment
+it finishes, so killing a sweep loses at most the runs in flight. Seeds come from
+:func:`seed_for`, which depends only on a run's identity, so results do not depend on execution
+order, ``n_jobs`` or the scheduler.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -18,11 +20,12 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed
 from tqdm import tqdm
 
 from frontierbo._validation import check_int
+from frontierbo.experiments.schedulers import make_executor
 from frontierbo.experiments.store import ResultStore, to_jsonable
+from frontierbo.io import mean_stderr
 
 __all__ = ["RunSpec", "aggregate", "run_sweep", "seed_for"]
 
@@ -68,11 +71,6 @@ def seed_for(base_seed: int, *keys: str | int) -> int:
             raise TypeError(f"keys must be str or int, got {key!r}")
     digest = hashlib.sha256(json.dumps(parts).encode("utf-8")).digest()
     return int.from_bytes(digest[:4], "little")
-
-
-def _call(worker: Callable[[RunSpec], dict], spec: RunSpec) -> tuple[RunSpec, dict]:
-    """Run one spec; returns the spec too because unordered results arrive in any order."""
-    return spec, worker(spec)
 
 
 def _make_record(spec: RunSpec, result: Any) -> dict:
@@ -127,21 +125,26 @@ def run_sweep(
     n_jobs: int = 1,
     progress: bool = True,
     desc: str = "runs",
-    scheduler: str | None = None,
+    scheduler: Any = None,
 ) -> list[dict]:
     """Run every spec not yet in ``store`` and return all their records in spec order.
 
     Args:
         specs: the runs; run_ids must be unique. Runs already stored are not recomputed.
         worker: ``worker(spec) -> dict`` of results (numpy arrays/scalars allowed). Must be a
-            module-level function (or other picklable callable) when ``n_jobs != 1``, because
-            joblib sends it to worker processes. It should seed all randomness from
-            ``spec.seed`` so that results do not depend on ``n_jobs``.
+            module-level function (or other picklable callable) when ``n_jobs != 1`` or on
+            Dask, because it is sent to worker processes. It should seed all randomness from
+            ``spec.seed`` so that results do not depend on ``n_jobs`` or the scheduler.
         store: where finished runs are appended, by this (parent) process, as each finishes.
-        n_jobs: worker processes; 1 runs in-process and sequentially, -1 uses all cores.
+        n_jobs: worker processes; 1 runs in-process and sequentially, -1 uses all cores. On an
+            existing Dask cluster (an address or a Client) the cluster's size decides instead.
         progress: show a tqdm bar (on stderr, only when it is a terminal).
         desc: label of the progress bar.
-        scheduler: where the runs execute: None or ``"local"`` (joblib processes on this machine).
+        scheduler: where the runs execute: None or ``"local"`` (joblib processes on this
+            machine); ``"dask"`` (a Dask ``LocalCluster`` of ``n_jobs`` processes started for
+            the sweep); a Dask scheduler address such as ``"tcp://host:8786"``; or a
+            ``distributed.Client``. Dask needs the ``[dask]`` extra. Wherever runs execute,
+            results come back to this process and are stored here.
 
     Returns:
         One record per spec, as stored (JSON types: arrays are lists): ``run_id``, ``config``,
@@ -150,24 +153,21 @@ def run_sweep(
     """
     specs = list(specs)
     n_jobs = _check_n_jobs(n_jobs)
-    if scheduler not in (None, "local"):
-        raise ValueError(f"scheduler must be 'local', got {scheduler!r}")
+    executor = make_executor(scheduler, n_jobs)
     stored = {rec["run_id"]: rec for rec in store.load()}
     _check_specs(specs, stored)
     todo = [spec for spec in specs if spec.run_id not in stored]
 
-    if n_jobs == 1 or len(todo) <= 1:
-        results = (_call(worker, spec) for spec in todo)
-    else:
-        parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-        results = parallel(delayed(_call)(worker, spec) for spec in todo)
-
-    with tqdm(
-        total=len(specs),
-        initial=len(specs) - len(todo),
-        desc=desc,
-        disable=None if progress else True,  # None: tqdm disables itself off a terminal
-    ) as bar:
+    # closing: an error while storing must still stop the runs in flight (and a Dask cluster).
+    with (
+        contextlib.closing(executor.run(worker, todo)) as results,
+        tqdm(
+            total=len(specs),
+            initial=len(specs) - len(todo),
+            desc=desc,
+            disable=None if progress else True,  # None: tqdm disables itself off a terminal
+        ) as bar,
+    ):
         for spec, result in results:
             store.append(_make_record(spec, result))
             bar.update(1)
@@ -198,7 +198,6 @@ def aggregate(
                 f"{value_key!r} has differing shapes {sorted(shapes)} in group {key!r}"
             )
         stack = np.stack(values)  # (n, *shape)
-        n = stack.shape[0]
-        stderr = stack.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(stack.shape[1:])
-        out[key] = {"mean": stack.mean(axis=0), "stderr": stderr, "n": n}
+        mean, stderr = mean_stderr(stack)
+        out[key] = {"mean": mean, "stderr": stderr, "n": stack.shape[0]}
     return out

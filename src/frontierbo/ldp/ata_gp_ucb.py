@@ -58,13 +58,17 @@ TRUNC_INDEX = ("t", "tau")
 class ATAGPUCB(NystromUCBBase):
     """(LDP-)ATA-GP-UCB over ``n`` arms with Gram matrix ``K``, as an ask/tell optimiser.
 
+    ``T``, ``B``, ``R``, ``eps_priv``, ``alpha``, ``v``, ``c``, ``lam``, ``delta``, ``profile``
+    and ``beta_scale`` follow the one rule of :class:`~frontierbo.ldp.arguments.LDPArguments`
+    (``B`` in (0, inf); ``alpha`` must be 1 when ``eps_priv`` is given), shared with TGP-UCB.
+
     Parameters
     ----------
     K : array (n, n)
         Gram matrix of the arms.
     T : int
         Horizon (enters q, b_t and beta_t; the algorithm itself does not stop at T).
-    B : float
+    B : float > 0
         Bound on |f|.
     R : float, optional
         Noise bound; required when ``eps_priv`` is given.
@@ -72,10 +76,10 @@ class ATAGPUCB(NystromUCBBase):
         None: non-private ATA-GP-UCB (``v`` required). Given: LDP-ATA-GP-UCB, ``alpha`` must be
         1 and ``v`` defaults to the CTL second moment.
     alpha, v : moment order in (0, 1] and the bound ``E|y|^(1+alpha) <= v``.
-    c : ignored (accepted for the common constructor of the LDP algorithms).
+    c : ignored (accepted, and validated, for the common constructor of the LDP algorithms).
     lam, delta : ridge lambda > 0 (default 1) and confidence delta in (0, 1) (default 0.1).
     profile : ``"practical"`` (default) or ``"theory"``; see :mod:`frontierbo.ldp.parameters`.
-    beta_scale : multiplier of every beta_t (>= 0, default 1).
+    beta_scale : multiplier of every width beta_t (>= 0, default 1).
     seed : int, Generator or None; one stream for ties, the first arm and the dictionary draws.
     eps_nys : Nyström accuracy epsilon in (0, 1) (default 0.1).
     q : dictionary oversampling; default ``q_code(T, eps_nys)`` (practical) or
@@ -85,9 +89,10 @@ class ATAGPUCB(NystromUCBBase):
     b_fixed : constant truncation level overriding the profile (``np.inf``: no truncation).
     eig_rtol : relative eigenvalue cut-off of the Nyström pseudo-inverse (default 1e-10).
 
-    After each ``tell``: ``mean`` and ``variance`` (n,) are mu_t and sigma_t^2, ``beta`` is
-    beta_{t+1}, ``b`` is b_t, ``theta`` is theta_t (m_t,) and ``n_truncated`` the number of
-    products ``u_{i,tau} y_bar_tau`` (of the m_t t) that line 8 zeroed.
+    After each ``tell``: ``mean`` and ``variance`` (n,) are mu_t and sigma_t^2, ``width`` is
+    beta_{t+1} (the paper's width, a multiplier of sigma; ``beta`` is its old name), ``b`` is
+    b_t, ``theta`` is theta_t (m_t,) and ``n_truncated`` the number of products
+    ``u_{i,tau} y_bar_tau`` (of the m_t t) that line 8 zeroed.
     """
 
     base_name = "ATA-GP-UCB"
@@ -152,7 +157,7 @@ class ATAGPUCB(NystromUCBBase):
             self.theta = V_mhalf @ r  # line 9: theta_t = V_t^{-1/2} r_hat
             self.mean = F @ self.theta  # line 10: mu_t(x) = phi_t(x)^T theta_t
             self.variance = ny.variance()  # line 11: sigma_t^2 (DTC), clipped at 0
-        self.beta = self._width(t, m)  # beta_{t+1}, with m_t, for round t + 1's line 3
+        self.width = self._width(t, m)  # beta_{t+1}, with m_t, for round t + 1's line 3
         self.t = t
 
     # -- line 8: truncated sums r_hat_i = sum_tau u_{i,tau} y_tau 1{|u_{i,tau} y_tau| <= b} -----

@@ -25,6 +25,9 @@ regret at ~50 checkpoints, not every round.
 
 Parameters (spec §6.3-§6.4): the ``practical`` profile and ONE common ``beta_scale`` for every
 algorithm and setting (default :data:`BETA_SCALE`), never tuned per algorithm.
+
+This module builds the runs, runs one and summarises them, with the paper's qualitative claims
+checked (everything results.json holds); :mod:`frontierbo.ldp.report` presents them.
 """
 
 from __future__ import annotations
@@ -38,8 +41,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from frontierbo.experiments.runner import RunSpec, run_sweep, seed_for
-from frontierbo.experiments.store import ResultStore
+from frontierbo._validation import check_int, check_real
+from frontierbo.core.loop import Feedback, run_loop
+from frontierbo.experiments.report import Options, load_published
+from frontierbo.experiments.runner import RunSpec, seed_for
+from frontierbo.io import mean_stderr
 
 #: The three algorithms: key -> (module, class, non-private label, private label).
 ALGORITHMS: dict[str, tuple[str, str, str, str]] = {
@@ -79,6 +85,20 @@ LAM = 1.0
 DELTA = 0.1
 #: Cumulative regret is stored at this many checkpoints per run.
 N_CHECKPOINTS = 50
+#: The reproduction's options and their full-run values (``runs``: trials per setting), and
+#: what ``--quick`` changes.
+DEFAULTS = {
+    "runs": FULL_TRIALS,
+    "T": FULL_T,
+    "beta_scale": BETA_SCALE,
+    "epsilons": EPSILONS,
+    "algorithms": tuple(ALGORITHMS),
+    "synthetic_kwargs": None,
+    "algorithm_kwargs": None,
+}
+QUICK = {"runs": QUICK_TRIALS, "T": QUICK_T}
+#: The citation (the paper publishes no numbers, only the orderings report.md checks).
+PUBLISHED = load_published("frontierbo.ldp")
 
 
 @dataclass(frozen=True)
@@ -148,26 +168,32 @@ def checkpoint_times(T: int, k: int = N_CHECKPOINTS) -> np.ndarray:
     return np.unique(np.round(np.linspace(T / k, T, k)).astype(int).clip(1, T))
 
 
-def build_specs(
-    setting_list: list[Setting],
-    T: int,
-    trials: int,
-    base_seed: int,
-    *,
-    algorithms=tuple(ALGORITHMS),
-    beta_scale: float = BETA_SCALE,
-    profile: str = PROFILE,
-    synthetic_kwargs: dict | None = None,
-    algorithm_kwargs: dict | None = None,
-) -> list[RunSpec]:
+def check_options(params: dict) -> dict:
+    """Validate the reproduction's own options (see :data:`DEFAULTS`)."""
+    algorithms = tuple(params["algorithms"])
+    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    if unknown or not algorithms:
+        raise ValueError(f"algorithms must be among {list(ALGORITHMS)}, got {unknown or []}")
+    return {
+        **params,
+        "T": check_int(params["T"], "T", low=2),
+        "beta_scale": check_real(
+            params["beta_scale"], "beta_scale (--beta-scale)", low=0.0, low_open=False
+        ),
+        "epsilons": tuple(params["epsilons"]),
+        "algorithms": algorithms,
+        "synthetic_kwargs": dict(params["synthetic_kwargs"] or {}),
+        "algorithm_kwargs": dict(params["algorithm_kwargs"] or {}),
+    }
+
+
+def build_specs(options: Options) -> list[RunSpec]:
     """One :class:`RunSpec` per (setting, algorithm, trial); the config holds every parameter
     and seed, so a resumed sweep refuses a store made with different ones."""
     specs = []
-    for s in setting_list:
-        for alg in algorithms:
-            if alg not in ALGORITHMS:
-                raise ValueError(f"algorithms must be among {list(ALGORITHMS)}, got {alg!r}")
-            for trial in range(trials):
+    for s in settings(options.datasets, options["epsilons"]):
+        for alg in options["algorithms"]:
+            for trial in range(options.runs):
                 config = {
                     "kind": s.kind,
                     "family": s.family,
@@ -175,24 +201,29 @@ def build_specs(
                     "eps": s.eps,
                     "algorithm": alg,
                     "trial": trial,
-                    "T": T,
-                    "profile": profile,
-                    "beta_scale": beta_scale,
+                    "T": options["T"],
+                    "profile": PROFILE,
+                    "beta_scale": options["beta_scale"],
                     "lam": LAM,
                     "delta": DELTA,
-                    "synthetic_kwargs": dict(synthetic_kwargs or {}),
-                    "algorithm_kwargs": dict((algorithm_kwargs or {}).get(alg, {})),
-                    # a new f per trial, shared by every setting/algorithm of the family
-                    "problem_seed": seed_for(base_seed, s.family, "problem", trial),
-                    "noise_seed": seed_for(base_seed, s.family, "noise", trial),
-                    "privacy_seed": seed_for(
-                        base_seed, s.family, "privacy", eps_text(s.eps), trial
-                    ),
-                    "algorithm_seed": seed_for(base_seed, s.family, "algorithm", alg, trial),
+                    "synthetic_kwargs": dict(options["synthetic_kwargs"]),
+                    "algorithm_kwargs": dict(options["algorithm_kwargs"].get(alg, {})),
+                    **_seeds(options.seed, s, alg, trial),
                 }
                 run_id = f"{s.key}|{alg}|trial={trial}"
                 specs.append(RunSpec(run_id, config, config["algorithm_seed"]))
     return specs
+
+
+def _seeds(base_seed: int, s: Setting, alg: str, trial: int) -> dict[str, int]:
+    """A new f per trial, shared by every setting / algorithm of the family (common random
+    numbers); the privacy noise per (trial, eps), the algorithm's per (trial, algorithm)."""
+    return {
+        "problem_seed": seed_for(base_seed, s.family, "problem", trial),
+        "noise_seed": seed_for(base_seed, s.family, "noise", trial),
+        "privacy_seed": seed_for(base_seed, s.family, "privacy", eps_text(s.eps), trial),
+        "algorithm_seed": seed_for(base_seed, s.family, "algorithm", alg, trial),
+    }
 
 
 # -- problems and algorithms ------------------------------------------------------------------
@@ -253,13 +284,14 @@ def run_trial(
     noise_rng = np.random.default_rng(noise_seed)
     ctl = None if eps is None else CTL(eps, problem.B, problem.R)
     bits = None if eps is None else RandomBits(np.random.default_rng(privacy_seed))
-    arms = np.empty(T, dtype=int)
-    started = time.perf_counter()
-    for t in range(T):
-        arm = algo.ask()
+
+    def pull(arm: int) -> Feedback:
+        # the user's side: draw the reward, then privatise it before the learner sees it
         y = problem.sample_reward(arm, noise_rng)
-        algo.tell(arm, y if ctl is None else ctl.randomise(y, bits))
-        arms[t] = arm
+        return Feedback(y if ctl is None else ctl.randomise(y, bits))
+
+    started = time.perf_counter()
+    arms = np.asarray(run_loop(algo, pull, T).actions, dtype=int)
     seconds = time.perf_counter() - started
     fn = problem.f_normalised
     cum_norm = np.cumsum(fn.max() - fn[arms])
@@ -330,25 +362,8 @@ def _run_config(problem, c: dict) -> dict:
     )
 
 
-def run_grid(
-    out,
-    setting_list: list[Setting],
-    T: int,
-    trials: int,
-    *,
-    n_jobs: int = 1,
-    base_seed: int = 0,
-    progress: bool = True,
-    **spec_kwargs,
-) -> list[dict]:
-    """Run (or resume) every run of the grid into ``out/runs.jsonl``; returns all records."""
-    specs = build_specs(setting_list, T, trials, base_seed, **spec_kwargs)
-    store = ResultStore(out / "runs.jsonl")
-    return run_sweep(specs, run_worker, store, n_jobs, progress, desc="ldp-bo")
-
-
 # -- summaries --------------------------------------------------------------------------------
-def summarise(records: list[dict], setting_list: list[Setting], algorithms) -> dict:
+def summarise_settings(records: list[dict], setting_list: list[Setting], algorithms) -> dict:
     """Per setting and algorithm: R_T/T (mean, std, stderr over trials), the R_t/t curve at the
     checkpoints (mean, std), raw R_T, seconds per run, and diagnostics."""
     by_key: dict[tuple[str, str], list[dict]] = {}
@@ -375,12 +390,13 @@ def summarise(records: list[dict], setting_list: list[Setting], algorithms) -> d
             curves = np.array([np.asarray(r["cum_regret"]) / cps for r in recs])
             avg = np.array([r["average_regret"] for r in recs])
             n = len(recs)
+            avg_mean, avg_stderr = mean_stderr(avg)
             entry["algorithms"][alg] = {
                 "label": algorithm_label(alg, s.eps),
                 "n_trials": n,
-                "avg_regret_mean": float(avg.mean()),
+                "avg_regret_mean": float(avg_mean),
                 "avg_regret_std": float(avg.std(ddof=1)) if n > 1 else 0.0,
-                "avg_regret_stderr": float(avg.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0,
+                "avg_regret_stderr": float(avg_stderr),
                 "final_regret_raw_mean": float(np.mean([r["final_regret_raw"] for r in recs])),
                 "checkpoints": cps,
                 "curve_mean": curves.mean(axis=0),
@@ -397,3 +413,136 @@ def summarise(records: list[dict], setting_list: list[Setting], algorithms) -> d
             }
         summary[s.key] = entry
     return summary
+
+
+# -- results.json: parameters, summary, the paper's claims checked ------------------------------
+def header(options) -> dict:
+    return {
+        "T": options["T"],
+        "trials": options.runs,
+        "seed": options.seed,
+        "parameters": {
+            "profile": PROFILE,
+            "beta_scale": options["beta_scale"],
+            "lam": LAM,
+            "delta": DELTA,
+            "epsilons": list(options["epsilons"]),
+            "synthetic_kwargs": options["synthetic_kwargs"],
+            "algorithm_kwargs": options["algorithm_kwargs"],
+        },
+        "algorithms": list(options["algorithms"]),
+        "datasets": list(options.datasets),
+    }
+
+
+def summarise(records: list[dict], options) -> dict:
+    setting_list = settings(options.datasets, options["epsilons"])
+    summary = summarise_settings(records, setting_list, options["algorithms"])
+    return {
+        "settings": summary,
+        "checks": orderings(summary, options.datasets, options["epsilons"]),
+    }
+
+
+def _mean(entry: dict, alg: str) -> float | None:
+    a = entry["algorithms"].get(alg)
+    return None if a is None else a["avg_regret_mean"]
+
+
+def orderings(summary: dict, datasets, epsilons) -> dict:
+    """The qualitative checks of spec §6.2, computed on R_T/T (mean over trials)."""
+    names = ("private_ordering", "heavy_ordering", "eps_monotone", "private_vs_nonprivate")
+    checks: dict[str, list] = {
+        name: [] for name in (*names, "sublinear", "timing", "below_uniform")
+    }
+    for e in summary.values():
+        algs = e["algorithms"]
+        if e["kind"] not in ("private", "heavy") or not algs:
+            continue
+        best = min(algs, key=lambda a: algs[a]["avg_regret_mean"])
+        row = {"setting": e["title"], "kind": e["kind"], "best": best, "order": _order(algs)}
+        if "moma" in algs:
+            moma = algs["moma"]
+            gap = moma["avg_regret_mean"] - algs[best]["avg_regret_mean"]
+            se = math.hypot(moma["avg_regret_stderr"], algs[best]["avg_regret_stderr"])
+            row["moma_gap"] = gap
+            row["moma_competitive"] = bool(gap <= se)
+        if e["kind"] == "heavy" and "ata" in algs and "tgp" in algs:
+            row["ata_le_tgp"] = bool(
+                algs["ata"]["avg_regret_mean"] <= algs["tgp"]["avg_regret_mean"]
+            )
+        checks[f"{e['kind']}_ordering"].append(row)
+    by_key = {(e["kind"], e["family"], e["eps"]): e for e in summary.values()}
+    for family in datasets:
+        ref = by_key.get(("bounded" if family.startswith("synthetic") else "heavy", family, None))
+        for alg in ALGORITHMS:
+            values = [
+                (eps, _mean(by_key[("private", family, eps)], alg))
+                for eps in sorted(epsilons)
+                if ("private", family, eps) in by_key
+            ]
+            values = [(eps, v) for eps, v in values if v is not None]
+            if len(values) >= 2:
+                regrets = [v for _, v in values]
+                checks["eps_monotone"].append(
+                    {
+                        "family": family,
+                        "algorithm": alg,
+                        "by_eps": values,
+                        "non_increasing": bool(np.all(np.diff(regrets) <= 0)),
+                        "extreme": bool(regrets[0] > regrets[-1]),
+                    }
+                )
+            ref_value = None if ref is None else _mean(ref, alg)
+            if ref_value is not None and values:
+                checks["private_vs_nonprivate"].append(
+                    {
+                        "family": family,
+                        "algorithm": alg,
+                        "non_private": ref_value,
+                        "private": values,
+                        "holds": bool(all(v >= ref_value for _, v in values)),
+                    }
+                )
+    for e in summary.values():
+        _setting_checks(e, checks)
+    return checks
+
+
+def _setting_checks(e: dict, checks: dict) -> None:
+    """Sublinearity, below-uniform and timing of one setting, appended to ``checks``."""
+    algs = e["algorithms"]
+    for alg in ("moma", "ata"):
+        if alg not in algs:
+            continue
+        cps, curve = np.asarray(algs[alg]["checkpoints"]), np.asarray(algs[alg]["curve_mean"])
+        half = curve[cps >= cps[-1] / 2]
+        checks["sublinear"].append(
+            {
+                "setting": e["title"],
+                "algorithm": alg,
+                "half": float(half[0]),
+                "end": float(half[-1]),
+                "decreasing": bool(half[-1] < half[0]),
+            }
+        )
+    for alg, a in algs.items():
+        below = bool(a["avg_regret_mean"] < a["uniform_regret_mean"])
+        checks["below_uniform"].append(
+            {"setting": e["title"], "algorithm": alg, "label": a["label"], "below": below}
+        )
+    if "moma" in algs and "ata" in algs:
+        ata, moma = algs["ata"]["seconds_mean"], algs["moma"]["seconds_mean"]
+        checks["timing"].append(
+            {
+                "setting": e["title"],
+                "ata_seconds": ata,
+                "moma_seconds": moma,
+                "ratio": ata / max(moma, 1e-9),
+            }
+        )
+
+
+def _order(algs: dict) -> str:
+    ranked = sorted(algs, key=lambda a: algs[a]["avg_regret_mean"])
+    return " < ".join(algs[a]["label"] for a in ranked)

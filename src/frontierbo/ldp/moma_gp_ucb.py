@@ -85,7 +85,8 @@ class MoMAGPUCB(NystromUCBBase):
     k_mom : int, optional
         Repetitions per epoch, in [1, T]; default by profile (see the module docstring).
 
-    After each epoch: ``mean``/``variance`` (n,) are mu_n/sigma_n^2, ``beta`` is beta_{n+1},
+    After each epoch: ``mean``/``variance`` (n,) are mu_n/sigma_n^2, ``width`` is beta_{n+1} (a
+    multiplier of sigma; ``beta`` is its old name),
     ``theta`` (m_n, k_mom) the k_mom estimates, ``medians`` (k_mom,), ``distances``
     (k_mom, k_mom) and ``k_star`` the selected estimate (0-based), ``epoch`` = n.
     """
@@ -173,7 +174,7 @@ class MoMAGPUCB(NystromUCBBase):
             self.k_star, self.medians, self.distances = median_of_means(self.theta, Z)
             self.mean = F @ self.theta[:, self.k_star]  # line 11: mu_n = phi_n^T theta_{n,k*}
         self.variance = ny.variance()  # line 12: sigma_n^2 (DTC), clipped at 0
-        self.beta = moma_beta(  # beta_{n+1}, with m_n, for epoch n + 1's line 4
+        self.width = moma_beta(  # beta_{n+1}, with m_n, for epoch n + 1's line 4
             n,
             m,
             self.c,

@@ -27,8 +27,11 @@ arms stay as they are and ``V`` changes by the rank-one term ``phi(a) phi(a)^T``
 Sherman-Morrison in O(m^2 + n m). Only a changed dictionary triggers a rebuild, O(m^3 + n m^2).
 ``n_rebuilds`` and ``n_incremental`` count the two paths.
 
-The module also holds what ATA-GP-UCB and MoMA-GP-UCB share: the argument handling of the
-common constructor (:class:`NystromUCBBase`) and the argmax with uniformly random ties.
+The module also holds what ATA-GP-UCB and MoMA-GP-UCB share (:class:`NystromUCBBase`): the
+common constructor, whose shared arguments are validated by
+:class:`frontierbo.ldp.arguments.LDPArguments` as TGP-UCB's are, and the UCB selection,
+:func:`frontierbo.core.acquisition.select_ucb` with the width beta_t (the paper's symbol for the
+multiplier of sigma) and uniformly random ties.
 """
 
 from __future__ import annotations
@@ -39,8 +42,10 @@ from numbers import Real
 import numpy as np
 
 from frontierbo._validation import SeedLike, as_generator, check_int, check_real
+from frontierbo.core.acquisition import select_max, select_ucb, ucb_scores
 from frontierbo.core.kernels import PrecomputedKernel
-from frontierbo.ldp.parameters import PROFILES, ctl_moments, q_code, q_theory
+from frontierbo.ldp.arguments import LDPArguments
+from frontierbo.ldp.parameters import q_code, q_theory
 
 #: The two dictionary-sampling readings (see the module docstring).
 DICTIONARY_OVER = ("arms", "rounds")
@@ -250,18 +255,25 @@ class NystromEmbedding:
 
 
 def argmax_random_tie(scores: np.ndarray, rng: np.random.Generator) -> int:
-    """Index of the maximum of ``scores``; ties are broken uniformly at random (spec §2.0)."""
-    best = np.flatnonzero(scores == scores.max())
-    return int(best[0]) if best.shape[0] == 1 else int(rng.choice(best))
+    """Index of the maximum of ``scores``; ties are broken uniformly at random (spec §2.0).
+
+    Kept for its callers: it is :func:`frontierbo.core.acquisition.select_max` with
+    ``ties="random"``.
+    """
+    return select_max(scores, ties="random", rng=rng)
 
 
 class NystromUCBBase:
     """Arguments, parameter profile and UCB selection common to ATA- and MoMA-GP-UCB.
 
-    The constructor follows the contract of ``docs/ldp-architecture.md``; ``moment`` names the
-    moment the subclass needs (``"v"`` for ATA, ``"c"`` for MoMA). In the LDP version
+    The constructor follows the contract of ``docs/ldp-architecture.md``; the shared arguments
+    are :class:`~frontierbo.ldp.arguments.LDPArguments` (kept as ``self.args``). ``moment`` names
+    the moment the subclass needs (``"v"`` for ATA, ``"c"`` for MoMA). In the LDP version
     (``eps_priv`` given) it defaults to the CTL formula of
     :func:`frontierbo.ldp.parameters.ctl_moments`; in the non-private version it is required.
+
+    ``width`` is the paper's beta_t for the next selection (a multiplier of sigma; NaN before the
+    first update, when the selection is a uniformly random arm); ``beta`` is its old name.
     """
 
     base_name = "GP-UCB"
@@ -289,41 +301,26 @@ class NystromUCBBase:
         eig_rtol=1e-10,
     ):
         self.K = PrecomputedKernel(K).K
-        self.T = check_int(T, "T", low=1)
-        self.B = check_real(B, "B", low=0.0, low_open=False)
-        self.alpha = check_real(alpha, "alpha", low=0.0, high=1.0, high_open=False)
-        self.lam = check_real(lam, "lam", low=0.0)
-        self.delta = check_real(delta, "delta", low=0.0, high=1.0)
-        if profile not in PROFILES:
-            raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
-        self.profile = profile
-        self.beta_scale = check_real(beta_scale, "beta_scale", low=0.0, low_open=False)
+        args = LDPArguments(
+            T=T,
+            B=B,
+            R=R,
+            eps_priv=eps_priv,
+            alpha=alpha,
+            v=v,
+            c=c,
+            lam=lam,
+            delta=delta,
+            profile=profile,
+            beta_scale=beta_scale,
+        )
+        self.args = args
+        self.T, self.B, self.R, self.alpha = args.T, args.B, args.R, args.alpha
+        self.lam, self.delta, self.profile = args.lam, args.delta, args.profile
+        self.beta_scale, self.private, self.eps_priv = args.beta_scale, args.private, args.eps_priv
         self.eps_nys = check_real(eps_nys, "eps_nys", low=0.0, high=1.0)
-        self.private = eps_priv is not None
-        self.eps_priv = None if eps_priv is None else check_real(eps_priv, "eps_priv", low=0.0)
-        self.R = None if R is None else check_real(R, "R", low=0.0, low_open=False)
         self.name = ("LDP-" if self.private else "") + self.base_name
-        given = {"v": v, "c": c}[self.moment]
-        if self.private:
-            if self.R is None:
-                raise ValueError(
-                    "R (the noise bound, in [0, inf)) is required when eps_priv is given"
-                )
-            if self.alpha != 1.0:
-                raise ValueError(
-                    f"alpha must be 1 when eps_priv is given (the CTL moments are second "
-                    f"moments), got {alpha!r}"
-                )
-            ctl = ctl_moments(self.B, self.R, self.eps_priv)
-            value = ctl[self.moment] if given is None else given
-        else:
-            if given is None:
-                raise ValueError(
-                    f"{self.moment} (the moment bound, in (0, inf)) is required when eps_priv "
-                    f"is None (non-private {self.base_name})"
-                )
-            value = given
-        setattr(self, self.moment, check_real(value, self.moment, low=0.0))
+        setattr(self, self.moment, args.moment(self.moment, self.base_name))
         if q is None:  # dictionary oversampling: the [ref7]-code form unless profile="theory"
             q = (
                 q_theory(self.T, self.delta, self.eps_nys)
@@ -342,7 +339,7 @@ class NystromUCBBase:
         self.q = self.nystrom.q
         self.mean = np.zeros(self.n)  # mu_tilde_0 = 0
         self.variance = np.diag(self.K).copy()  # sigma_tilde_0^2 = k(x, x)
-        self.beta = math.nan  # the width used by the next selection (set after the first update)
+        self.width = math.nan  # beta_t of the next selection (set after the first update)
         self.t = 0  # rounds told so far
 
     @property
@@ -355,16 +352,22 @@ class NystromUCBBase:
         """Current Nyström dictionary size."""
         return self.nystrom.m
 
+    @property
+    def beta(self) -> float:
+        """Old name of :attr:`width`."""
+        return self.width
+
     def ucb(self) -> np.ndarray:
-        """``mu_tilde + beta sigma_tilde`` of every arm (n,) with the current width."""
-        return self.mean + self.beta * np.sqrt(self.variance)
+        """``mu_tilde + beta_t sigma_tilde`` of every arm (n,) with the current width beta_t."""
+        return ucb_scores(self.mean, np.sqrt(self.variance), self.width)
 
     def _select(self, fresh: bool) -> int:
         """argmax of the UCB, ties uniformly at random; a uniformly random arm when ``fresh``
         (no update yet: all scores are equal in the paper, spec §2.0)."""
         if fresh:
             return int(self.rng.integers(self.n))
-        return argmax_random_tie(self.ucb(), self.rng)
+        std = np.sqrt(self.variance)
+        return select_ucb(self.mean, std, self.width, ties="random", rng=self.rng, out=std)
 
     def _check_tell(self, arm, reward) -> tuple[int, float]:
         a = check_int(arm, "arm", low=0, high=self.n - 1)

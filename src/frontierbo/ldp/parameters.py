@@ -9,6 +9,11 @@ Two profiles (spec §2.8, §6.3-§6.4):
 
 Every confidence width takes ``beta_scale`` (>= 0, default 1) and returns ``beta_scale * beta``.
 
+Naming. The functions ``*_beta`` keep the papers' symbol beta_t, but what they return is a
+*width* in frontierbo's sense (:mod:`frontierbo.core.acquisition`): it multiplies sigma,
+``UCB = mu + beta_t sigma``. It is not the beta of GP-UCB / BoTorch, whose square root
+multiplies sigma. The algorithms expose it as ``width``.
+
 Indexing. ``ata_beta(t, ...)`` and ``moma_beta(n, ...)`` return the width computed *after* the
 update of round t (epoch n), i.e. the one used to select in round t + 1 (epoch n + 1), as the spec
 writes beta_{t+1}. ``tgp_beta(t, ...)`` / ``ldp_tgp_beta(t, ...)`` return beta_t, the width used to
@@ -242,6 +247,8 @@ def ata_beta(
 ) -> float:
     """Confidence width beta_{t+1} of (LDP-)ATA-GP-UCB after round t's update (spec §2.3).
 
+    A width: it multiplies sigma (``UCB = mu + beta_{t+1} sigma``), not a beta of GP-UCB.
+
     * ``"theory"`` ([ref7] Thm 4; for alpha = 1 Theorem 2's LDP form
       ``B (1 + 1/sqrt(1-eps_nys)) + 4 sqrt(ln(4 m_t T/delta) v m_t / lam)``)::
 
@@ -317,6 +324,8 @@ def tgp_beta(
 ) -> float:
     """Confidence width beta_t of non-private TGP-UCB, used to select in round t (spec §2.4).
 
+    A width: it multiplies sigma (``UCB = mu + beta_t sigma``), not a beta of GP-UCB.
+
     * ``"theory"`` ([ref7] Thm 1, ``beta_{t+1} = B + 3/sqrt(lam) b_t sqrt(ln|I_t + K_t/lam| +
       2 ln(1/delta))`` shifted by one)::
 
@@ -362,6 +371,8 @@ def ldp_tgp_beta(
     t, B, R, eps_priv, delta=0.1, lam=1.0, gamma_prev=None, profile="practical", beta_scale=1.0
 ) -> float:
     """Confidence width beta_t of LDP-TGP-UCB, used to select in round t (spec §2.4, §6.4).
+
+    A width: it multiplies sigma (``UCB = mu + beta_t sigma``), not a beta of GP-UCB.
 
     With ``L = 2 (B+R)/eps_priv``, ``K = B^2 + R^2 + 2 L^2`` and
     ``b_{t-1} = B + R + L ln(t-1)`` (:func:`ldp_tgp_truncation`):
@@ -415,6 +426,8 @@ def moma_beta(
     n, m, c, B, alpha=1.0, lam=1.0, eps_nys=0.1, profile="practical", beta_scale=1.0
 ) -> float:
     """Confidence width beta_{n+1} of (LDP-)MoMA-GP-UCB after epoch n (spec §2.5).
+
+    A width: it multiplies sigma (``UCB = mu + beta_{n+1} sigma``), not a beta of GP-UCB.
 
     * ``"theory"`` (Theorem 4 with the proof's lambda^{-1/2}, spec §2.9 item 7; LDP: Corollary 1
       with the CTL ``c`` and alpha = 1)::

@@ -1,41 +1,35 @@
-"""``frontierbo reproduce ldp-bo``: run the E1-E3 grid (:mod:`frontierbo.ldp.experiment`),
-then write results.json, summary.csv, one R_t/t figure per setting (like the paper's Fig. 2),
-R_T/T-vs-eps figures and report.md with the orderings found beside the paper's claims."""
+"""``frontierbo reproduce ldp-bo``: the E1-E3 grid of :mod:`frontierbo.ldp.experiment` on the
+shared tail (:mod:`frontierbo.experiments.report`): one R_t/t figure per setting (like the
+paper's Fig. 2), R_T/T-vs-eps figures, and report.md with the orderings found beside the paper's
+claims (the paper publishes no numbers)."""
 
 from __future__ import annotations
 
-import csv
-import io
-import math
-import time
 from pathlib import Path
 
 import numpy as np
 
-from frontierbo._validation import check_int, check_real
-from frontierbo.experiments.store import write_json_atomic, write_text_atomic
+from frontierbo.experiments.report import (
+    Reproduction,
+    figure_lines,
+    fmt_pm,
+    markdown_table,
+)
+from frontierbo.io import fmt_number
 from frontierbo.ldp.experiment import (
     ALGORITHMS,
-    BETA_SCALE,
     DATASET_TITLES,
     DATASETS,
-    DELTA,
-    EPSILONS,
-    FULL_T,
-    FULL_TRIALS,
-    LAM,
-    PROFILE,
+    DEFAULTS,
+    PUBLISHED,
+    QUICK,
+    build_specs,
+    check_options,
     eps_text,
-    run_grid,
-    settings,
+    header,
+    run_worker,
     summarise,
 )
-
-PAPER = (
-    "Zhou & Tan, Local Differential Privacy for Bayesian Optimization, AAAI 2021 "
-    "(arXiv 2010.06709); non-private baselines from Chowdhury & Gopalan, NeurIPS 2019 [ref7]"
-)
-
 
 #: Decisions behind the numbers (rendered in report.md).
 NOTES = [
@@ -60,219 +54,44 @@ NOTES = [
 ]
 
 
-def reproduce(
-    out,
-    datasets=DATASETS,
-    T: int = FULL_T,
-    trials: int = FULL_TRIALS,
-    *,
-    n_jobs: int = 1,
-    seed: int = 0,
-    beta_scale: float = BETA_SCALE,
-    epsilons=EPSILONS,
-    algorithms=tuple(ALGORITHMS),
-    progress: bool = True,
-    synthetic_kwargs: dict | None = None,
-    algorithm_kwargs: dict | None = None,
-) -> dict:
-    """Run (or resume) the grid into ``out`` and write every artefact; returns the results dict.
+def reproduce(out, **options) -> dict:
+    """``frontierbo reproduce ldp-bo``: :meth:`Reproduction.reproduce
+    <frontierbo.experiments.report.Reproduction.reproduce>` of :data:`REPRODUCTION`.
 
-    ``synthetic_kwargs`` go to the synthetic problem generator (e.g. ``{"n_arms": 30}`` for a
-    small test problem); ``algorithm_kwargs`` maps an algorithm key to extra keywords.
+    ``runs``: trials per setting (10; ``quick``: 2, and T = 1000 instead of 10 000). Own
+    options: ``beta_scale`` (the one confidence-width multiplier of every algorithm, 0.1), ``T``,
+    ``epsilons``, ``algorithms``, ``synthetic_kwargs`` (to the synthetic generator, e.g.
+    ``{"n_arms": 30}``) and ``algorithm_kwargs`` (algorithm key -> extra keywords).
     """
-    T = check_int(T, "T", low=2)
-    trials = check_int(trials, "trials (--runs)", low=1)
-    seed = check_int(seed, "seed", low=0)
-    beta_scale = check_real(beta_scale, "beta_scale", low=0.0, low_open=False)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    started = time.time()
-    setting_list = settings(tuple(datasets), tuple(epsilons))
-    records = run_grid(
-        out,
-        setting_list,
-        T,
-        trials,
-        n_jobs=n_jobs,
-        base_seed=seed,
-        progress=progress,
-        algorithms=tuple(algorithms),
-        beta_scale=beta_scale,
-        profile=PROFILE,
-        synthetic_kwargs=synthetic_kwargs,
-        algorithm_kwargs=algorithm_kwargs,
-    )
-    summary = summarise(records, setting_list, tuple(algorithms))
-    result = {
-        "paper": PAPER,
-        "T": T,
-        "trials": trials,
-        "seed": seed,
-        "parameters": {
-            "profile": PROFILE,
-            "beta_scale": beta_scale,
-            "lam": LAM,
-            "delta": DELTA,
-            "epsilons": list(epsilons),
-            "synthetic_kwargs": dict(synthetic_kwargs or {}),
-            "algorithm_kwargs": dict(algorithm_kwargs or {}),
-        },
-        "algorithms": list(algorithms),
-        "datasets": list(datasets),
-        "seconds": round(time.time() - started, 1),
-        "settings": summary,
-        "checks": orderings(summary, tuple(datasets), tuple(epsilons)),
-    }
-    write_json_atomic(out / "results.json", result)
-    write_text_atomic(out / "summary.csv", summary_csv(summary))
-    figures = write_figures(summary, out, tuple(datasets), tuple(epsilons))
-    write_text_atomic(out / "report.md", report_markdown(result, figures))
-    return result
+    return REPRODUCTION.reproduce(out, **options)
 
 
-# -- orderings vs the paper's claims ----------------------------------------------------------
-def _mean(entry: dict, alg: str) -> float | None:
-    a = entry["algorithms"].get(alg)
-    return None if a is None else a["avg_regret_mean"]
+# -- CSV and figures --------------------------------------------------------------------------
+CSV_HEADER = (
+    "kind", "problem", "eps", "experiments", "algorithm", "label", "n_trials", "avg_regret_mean",
+    "avg_regret_std", "avg_regret_stderr", "final_regret_raw_mean", "uniform_regret",
+    "seconds_mean",
+)  # fmt: skip
 
 
-def orderings(summary: dict, datasets, epsilons) -> dict:
-    """The qualitative checks of spec §6.2, computed on R_T/T (mean over trials)."""
-    private = [e for e in summary.values() if e["kind"] == "private"]
-    heavy = [e for e in summary.values() if e["kind"] == "heavy"]
-    checks: dict[str, list] = {
-        "private_ordering": [],
-        "heavy_ordering": [],
-        "eps_monotone": [],
-        "private_vs_nonprivate": [],
-        "sublinear": [],
-        "timing": [],
-        "below_uniform": [],
-    }
-    for e in private + heavy:
-        algs = e["algorithms"]
-        if not algs:
-            continue
-        best = min(algs, key=lambda a: algs[a]["avg_regret_mean"])
-        row = {"setting": e["title"], "kind": e["kind"], "best": best, "order": _order(algs)}
-        if "moma" in algs:
-            moma = algs["moma"]
-            gap = moma["avg_regret_mean"] - algs[best]["avg_regret_mean"]
-            se = math.hypot(moma["avg_regret_stderr"], algs[best]["avg_regret_stderr"])
-            row["moma_gap"] = gap
-            row["moma_competitive"] = bool(gap <= se)
-        if e["kind"] == "heavy" and "ata" in algs and "tgp" in algs:
-            row["ata_le_tgp"] = bool(
-                algs["ata"]["avg_regret_mean"] <= algs["tgp"]["avg_regret_mean"]
-            )
-        checks["private_ordering" if e["kind"] == "private" else "heavy_ordering"].append(row)
-    by_key = {(e["kind"], e["family"], e["eps"]): e for e in summary.values()}
-    for family in datasets:
-        ref_kind = "bounded" if family.startswith("synthetic") else "heavy"
-        ref = by_key.get((ref_kind, family, None))
-        for alg in ALGORITHMS:
-            values = [
-                (eps, _mean(by_key[("private", family, eps)], alg))
-                for eps in sorted(epsilons)
-                if ("private", family, eps) in by_key
-            ]
-            values = [(eps, v) for eps, v in values if v is not None]
-            if len(values) >= 2:
-                regrets = [v for _, v in values]
-                checks["eps_monotone"].append(
-                    {
-                        "family": family,
-                        "algorithm": alg,
-                        "by_eps": values,
-                        "non_increasing": bool(np.all(np.diff(regrets) <= 0)),
-                        "extreme": bool(regrets[0] > regrets[-1]),
-                    }
-                )
-            ref_value = None if ref is None else _mean(ref, alg)
-            if ref_value is not None and values:
-                checks["private_vs_nonprivate"].append(
-                    {
-                        "family": family,
-                        "algorithm": alg,
-                        "non_private": ref_value,
-                        "private": values,
-                        "holds": bool(all(v >= ref_value for _, v in values)),
-                    }
-                )
-    for e in summary.values():
-        for alg in ("moma", "ata"):
-            a = e["algorithms"].get(alg)
-            if a is None:
-                continue
-            cps, curve = np.asarray(a["checkpoints"]), np.asarray(a["curve_mean"])
-            half = curve[cps >= cps[-1] / 2]
-            checks["sublinear"].append(
-                {
-                    "setting": e["title"],
-                    "algorithm": alg,
-                    "half": float(half[0]),
-                    "end": float(half[-1]),
-                    "decreasing": bool(half[-1] < half[0]),
-                }
-            )
-        algs = e["algorithms"]
-        for alg, a in algs.items():
-            checks["below_uniform"].append(
-                {
-                    "setting": e["title"],
-                    "algorithm": alg,
-                    "label": a["label"],
-                    "below": bool(a["avg_regret_mean"] < a["uniform_regret_mean"]),
-                }
-            )
-        if "moma" in algs and "ata" in algs:
-            checks["timing"].append(
-                {
-                    "setting": e["title"],
-                    "ata_seconds": algs["ata"]["seconds_mean"],
-                    "moma_seconds": algs["moma"]["seconds_mean"],
-                    "ratio": algs["ata"]["seconds_mean"] / max(algs["moma"]["seconds_mean"], 1e-9),
-                }
-            )
-    return checks
-
-
-def _order(algs: dict) -> str:
-    ranked = sorted(algs, key=lambda a: algs[a]["avg_regret_mean"])
-    return " < ".join(algs[a]["label"] for a in ranked)
-
-
-# -- tables -----------------------------------------------------------------------------------
-def summary_csv(summary: dict) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow([
-        "kind", "problem", "eps", "experiments", "algorithm", "label", "n_trials",
-        "avg_regret_mean", "avg_regret_std", "avg_regret_stderr", "final_regret_raw_mean",
-        "uniform_regret", "seconds_mean",
-    ])  # fmt: skip
-    for e in summary.values():
+def csv_rows(result: dict):
+    for e in result["settings"].values():
         for alg, a in e["algorithms"].items():
-            w.writerow([
+            yield [
                 e["kind"], e["problem"], eps_text(e["eps"]), "+".join(e["experiments"]), alg,
-                a["label"], a["n_trials"], f"{a['avg_regret_mean']:.6g}",
-                f"{a['avg_regret_std']:.6g}", f"{a['avg_regret_stderr']:.6g}",
-                f"{a['final_regret_raw_mean']:.6g}", f"{a['uniform_regret_mean']:.6g}",
-                f"{a['seconds_mean']:.4g}",
-            ])  # fmt: skip
-    return buf.getvalue()
+                a["label"], a["n_trials"], fmt_number(a["avg_regret_mean"]),
+                fmt_number(a["avg_regret_std"]), fmt_number(a["avg_regret_stderr"]),
+                fmt_number(a["final_regret_raw_mean"]), fmt_number(a["uniform_regret_mean"]),
+                fmt_number(a["seconds_mean"], 4),
+            ]  # fmt: skip
 
 
-def _figure_name(e: dict) -> str:
-    return f"fig_{e['kind']}_{e['problem']}_eps-{eps_text(e['eps'])}.png"
-
-
-def write_figures(summary: dict, out: Path, datasets, epsilons) -> list[Path]:
+def write_figures(result: dict, out: Path) -> list[Path]:
     """One R_t/t-vs-t figure per setting (mean +- std over trials, as the paper's Fig. 2 error
     bars) with the uniform-play level, and one R_T/T-vs-eps figure per dataset."""
     from frontierbo.experiments.plots import plot_metric_vs_param
 
-    paths = []
+    summary, paths = result["settings"], []
     for e in summary.values():
         algs = e["algorithms"]
         if not algs:
@@ -284,24 +103,18 @@ def write_figures(summary: dict, out: Path, datasets, epsilons) -> list[Path]:
         cps = np.asarray(first["checkpoints"])
         level = first["uniform_regret_mean"]
         series["uniform play"] = (cps, np.full(cps.shape, level), np.zeros(cps.shape))
-        paths.append(
-            plot_metric_vs_param(
-                series,
-                out / _figure_name(e),
-                e["title"],
-                "round t",
-                "average regret R_t / t (normalised f)",
-            )
-        )
+        name = f"fig_{e['kind']}_{e['problem']}_eps-{eps_text(e['eps'])}.png"
+        ylabel = "average regret R_t / t (normalised f)"
+        paths.append(plot_metric_vs_param(series, out / name, e["title"], "round t", ylabel))
     by_key = {(e["kind"], e["family"], e["eps"]): e for e in summary.values()}
-    for family in datasets:
-        private = [by_key.get(("private", family, eps)) for eps in sorted(epsilons)]
+    epsilons = sorted(result["parameters"]["epsilons"])
+    for family in result["datasets"]:
+        private = [by_key.get(("private", family, eps)) for eps in epsilons]
         if len(private) < 2 or any(p is None for p in private):
             continue
         series = {}
         for alg in ALGORITHMS:
-            rows = [(p["eps"], p["algorithms"].get(alg)) for p in private]
-            rows = [(eps, a) for eps, a in rows if a is not None]
+            rows = [(p["eps"], p["algorithms"][alg]) for p in private if alg in p["algorithms"]]
             if rows:
                 series[rows[0][1]["label"]] = (
                     [eps for eps, _ in rows],
@@ -323,18 +136,10 @@ def write_figures(summary: dict, out: Path, datasets, epsilons) -> list[Path]:
 
 
 # -- report -----------------------------------------------------------------------------------
-def _cell(a: dict | None, best: bool) -> str:
-    if a is None:
-        return "–"
-    text = f"{a['avg_regret_mean']:.3f} ± {a['avg_regret_std']:.3f}"
-    return f"**{text}**" if best else text
-
-
-def _results_table(entries: list[dict], algorithms) -> list[str]:
+def _results_table(entries: list[dict], algorithms) -> str:
     column = 3 if entries and entries[0]["eps"] is not None else 2
-    names = " | ".join(ALGORITHMS[a][column] for a in algorithms)
-    head = f"| setting | tags | {names} | uniform play |"
-    lines = [head, "|---|---|" + "---|" * len(algorithms) + "---|"]
+    header = ["setting", "tags", *(ALGORITHMS[a][column] for a in algorithms), "uniform play"]
+    rows = []
     for e in entries:
         algs = e["algorithms"]
         if not algs:
@@ -342,12 +147,15 @@ def _results_table(entries: list[dict], algorithms) -> list[str]:
         best = min(algs, key=lambda a: algs[a]["avg_regret_mean"])
         cells = [_cell(algs.get(a), a == best) for a in algorithms]
         level = next(iter(algs.values()))["uniform_regret_mean"]
-        lines.append(
-            f"| {e['title']} | {', '.join(e['experiments'])} | "
-            + " | ".join(cells)
-            + f" | {level:.3f} |"
-        )
-    return lines
+        rows.append([e["title"], ", ".join(e["experiments"]), *cells, f"{level:.3f}"])
+    return markdown_table(header, rows)
+
+
+def _cell(a: dict | None, best: bool) -> str:
+    if a is None:
+        return "–"
+    text = fmt_pm(a["avg_regret_mean"], a["avg_regret_std"])
+    return f"**{text}**" if best else text
 
 
 def report_markdown(result: dict, figures: list[Path]) -> str:
@@ -389,9 +197,7 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         "",
         "## Private algorithms (E1: Fig. 2a-c; E3: Fig. 3; eps sweep)",
         "",
-    ]
-    lines += _results_table([e for e in entries if e["kind"] == "private"], algorithms)
-    lines += [
+        _results_table([e for e in entries if e["kind"] == "private"], algorithms),
         "",
         "## Non-private algorithms",
         "",
@@ -399,13 +205,15 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         "rewards). `ref`: the synthetic functions with the U[-1, 1] noise the private runs "
         "privatise (reference for the privacy cost).",
         "",
-    ]
-    lines += _results_table([e for e in entries if e["kind"] != "private"], algorithms)
-    lines += [""] + _checks_section(checks) + [""]
-    lines += ["## Decisions", ""] + [f"- {note}" for note in NOTES] + [""]
-    lines += ["## Figures", ""]
-    lines += [f"- `{f.name}`" for f in figures]
-    lines += [
+        _results_table([e for e in entries if e["kind"] != "private"], algorithms),
+        "",
+        *_checks_section(checks),
+        "",
+        "## Decisions",
+        "",
+        *(f"- {note}" for note in NOTES),
+        "",
+        *figure_lines(figures),
         "",
         "Per-setting figures plot R_t / t against t (mean ± std over trials at the stored "
         "checkpoints) with the uniform-play level, like the paper's Fig. 2 (which plots R_t).",
@@ -419,10 +227,7 @@ def _diagnostics(entries: list[dict]) -> str:
     for alg in ALGORITHMS:
         vals: dict[str, list[float]] = {}
         for e in entries:
-            a = e["algorithms"].get(alg)
-            if a is None:
-                continue
-            for k, v in a["diagnostics"].items():
+            for k, v in e["algorithms"].get(alg, {}).get("diagnostics", {}).items():
                 vals.setdefault(k, []).append(v)
         if vals:
             txt = ", ".join(f"{k} {np.mean(v):.4g}" for k, v in sorted(vals.items()))
@@ -440,20 +245,24 @@ def _checks_section(checks: dict) -> list[str]:
     if priv:
         n_best = sum(r["best"] == "moma" for r in priv)
         n_comp = sum(r.get("moma_competitive", False) for r in priv)
+        header = ["setting", "ordering (lowest R_T/T first)", "MoMA - best", "MoMA competitive"]
+        rows = [
+            [
+                r["setting"],
+                r["order"],
+                "–" if r.get("moma_gap") is None else f"{r['moma_gap']:+.3f}",
+                "–" if "moma_competitive" not in r else _yes(r["moma_competitive"]),
+            ]
+            for r in priv
+        ]
         lines += [
             "**Claim (Fig. 2a-c, Fig. 3): LDP-MoMA-GP-UCB is best or competitive.** "
             f"Found: LDP-MoMA best in {n_best}/{len(priv)} private settings; within one "
             f"standard error (of the difference) of the best in {n_comp}/{len(priv)}.",
             "",
-            "| setting | ordering (lowest R_T/T first) | MoMA - best | MoMA competitive |",
-            "|---|---|---|---|",
+            markdown_table(header, rows),
+            "",
         ]
-        for r in priv:
-            gap = r.get("moma_gap")
-            gap_txt = "–" if gap is None else f"{gap:+.3f}"
-            comp = "–" if "moma_competitive" not in r else _yes(r["moma_competitive"])
-            lines.append(f"| {r['setting']} | {r['order']} | {gap_txt} | {comp} |")
-        lines.append("")
     heavy = checks["heavy_ordering"]
     if heavy:
         n_best = sum(r["best"] == "moma" for r in heavy)
@@ -463,28 +272,30 @@ def _checks_section(checks: dict) -> list[str]:
             f"Found: MoMA best in {n_best}/{len(heavy)} heavy-tailed settings; ATA <= TGP in "
             f"{n_ata}/{len(heavy)}.",
             "",
+            *(f"- {r['setting']}: {r['order']}" for r in heavy),
+            "",
         ]
-        lines += [f"- {r['setting']}: {r['order']}" for r in heavy]
-        lines.append("")
     mono = checks["eps_monotone"]
     if mono:
         n_mono = sum(r["non_increasing"] for r in mono)
         n_ext = sum(r["extreme"] for r in mono)
+        rows = [
+            [
+                r["family"],
+                ALGORITHMS[r["algorithm"]][3],
+                ", ".join(f"{eps:g}: {v:.3f}" for eps, v in r["by_eps"]),
+                _yes(r["non_increasing"]),
+            ]
+            for r in mono
+        ]
         lines += [
             "**Claim: regret is non-increasing in eps (less privacy, less regret).** Found: "
             f"non-increasing over the whole eps grid for {n_mono}/{len(mono)} (dataset, "
             f"algorithm) pairs; R_T(eps_min) > R_T(eps_max) for {n_ext}/{len(mono)}.",
             "",
-            "| dataset | algorithm | R_T/T by eps | non-increasing |",
-            "|---|---|---|---|",
+            markdown_table(["dataset", "algorithm", "R_T/T by eps", "non-increasing"], rows),
+            "",
         ]
-        for r in mono:
-            vals = ", ".join(f"{eps:g}: {v:.3f}" for eps, v in r["by_eps"])
-            lines.append(
-                f"| {r['family']} | {ALGORITHMS[r['algorithm']][3]} | {vals} | "
-                f"{_yes(r['non_increasing'])} |"
-            )
-        lines.append("")
     pvn = checks["private_vs_nonprivate"]
     if pvn:
         n_hold = sum(r["holds"] for r in pvn)
@@ -530,3 +341,22 @@ def _checks_section(checks: dict) -> list[str]:
             "",
         ]
     return lines
+
+
+REPRODUCTION = Reproduction(
+    name="ldp-bo",
+    paper=PUBLISHED["paper"],
+    datasets=DATASETS,
+    defaults=DEFAULTS,
+    quick=QUICK,
+    build_specs=build_specs,
+    worker=run_worker,
+    summarise=summarise,
+    csv_header=CSV_HEADER,
+    csv_rows=csv_rows,
+    figures=write_figures,
+    markdown=report_markdown,
+    header=header,
+    check=check_options,
+    published=PUBLISHED,
+)

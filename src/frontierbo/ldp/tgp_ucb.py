@@ -19,6 +19,12 @@ project):
   (:func:`~frontierbo.ldp.parameters.tgp_truncation`) and beta_t of
   :func:`~frontierbo.ldp.parameters.tgp_beta`.
 
+beta_t here is the paper's symbol for a *width* (it multiplies sigma: ``UCB = mu + beta_t
+sigma``), so the algorithm exposes it as :meth:`TGPUCB.width` / :attr:`TGPUCB.last_width`
+(``beta`` / ``last_beta`` stay as aliases); the selection is
+:func:`frontierbo.core.acquisition.select_ucb` with uniformly random ties. The shared
+constructor arguments are validated by :class:`frontierbo.ldp.arguments.LDPArguments`.
+
 gamma_{t-1} (theory profiles) is the data-dependent surrogate of spec §2.4,
 ``0.5 ln det(I + K_{t-1} / lam)`` over the points actually played, read from the GP's Cholesky
 pivots (``FiniteDomainGP.log_det``) in O(t).
@@ -32,12 +38,12 @@ from numbers import Real
 
 import numpy as np
 
-from frontierbo._validation import SeedLike, as_generator, check_int, check_positive, check_real
+from frontierbo._validation import SeedLike, as_generator, check_int, check_real
+from frontierbo.core.acquisition import select_ucb
 from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.kernels import PrecomputedKernel
+from frontierbo.ldp.arguments import LDPArguments
 from frontierbo.ldp.parameters import (
-    PROFILES,
-    ctl_moments,
     ldp_tgp_beta,
     ldp_tgp_truncation,
     tgp_beta,
@@ -53,6 +59,10 @@ _MAX_INITIAL_CAPACITY = 20_000
 class TGPUCB:
     """TGP-UCB / LDP-TGP-UCB with the ask/tell contract of docs/ldp-architecture.md.
 
+    ``T``, ``B``, ``R``, ``eps_priv``, ``alpha``, ``v``, ``c``, ``lam``, ``delta``, ``profile``
+    and ``beta_scale`` follow the one rule of :class:`~frontierbo.ldp.arguments.LDPArguments`
+    (kept as ``self.args``), shared with ATA- and MoMA-GP-UCB.
+
     Parameters
     ----------
     K : (n, n) array
@@ -63,16 +73,17 @@ class TGPUCB:
         Bound on ``|f|`` (``||f||_H <= B``).
     R : float >= 0, required when ``eps_priv`` is given
         Bound on ``|noise|``; sets the CTL scale ``L = 2 (B + R) / eps_priv``. Unused (may be
-        None or inf) in the non-private version.
+        None) in the non-private version.
     eps_priv : float > 0 or None
         None: non-private TGP-UCB ("TGP-UCB"); a value: LDP-TGP-UCB ("LDP-TGP-UCB"), whose
         rewards are the CTL(eps_priv)-privatised ones (the environment privatises).
     alpha : float in (0, 1]
-        Moment order (1 in every experiment). The LDP version is written for alpha = 1.
+        Moment order (1 in every experiment). Must be 1 when ``eps_priv`` is given (the LDP
+        version is written for alpha = 1).
     v : float > 0, required when ``eps_priv`` is None
         Non-private: the reward moment ``E|y|^(1+alpha) <= v``. Private: must be None (the CTL
         formulas fix ``K = B^2 + R^2 + 2 L^2`` inside beta_t, Algorithm 2 line 1).
-    c : ignored
+    c : ignored (validated when given)
         Accepted for the common signature of the three algorithms (MoMA's noise moment).
     lam : float > 0
         Ridge / GP likelihood variance lambda (default 1).
@@ -81,7 +92,7 @@ class TGPUCB:
     profile : "practical" (default) or "theory"
         Which beta_t formula of :mod:`frontierbo.ldp.parameters` to use.
     beta_scale : float >= 0
-        Global multiplier of beta_t (default 1).
+        Global multiplier of the width beta_t (default 1).
     seed : int, numpy Generator or None
         Randomness of the first arm and of tie breaks.
     truncation : None, float or callable, keyword
@@ -95,7 +106,8 @@ class TGPUCB:
     gp : the :class:`FiniteDomainGP` posterior over the truncated rewards (read only).
     t : rounds completed (rewards told).
     n_truncated : rewards replaced by 0 so far.
-    last_beta : beta_t used by the latest :meth:`ask` (None before the first UCB round).
+    last_width : the width beta_t used by the latest :meth:`ask` (None before the first UCB
+        round); ``last_beta`` is its old name.
     """
 
     def __init__(
@@ -118,38 +130,35 @@ class TGPUCB:
     ):
         kernel = PrecomputedKernel(K)  # validates K (square, finite, symmetric, PSD)
         self.n = kernel.K.shape[0]
-        self.T = check_int(T, "T", low=1)
-        self.B = check_positive(B, "B")
-        self.alpha = check_real(alpha, "alpha", low=0.0, high=1.0, high_open=False)
-        self.lam = check_positive(lam, "lam")
-        self.delta = check_real(delta, "delta", low=0.0, high=1.0)
-        if profile not in PROFILES:
-            raise ValueError(f"profile must be one of {list(PROFILES)}, got {profile!r}")
-        self.profile = profile
-        self.beta_scale = check_real(beta_scale, "beta_scale", low=0.0, low_open=False)
-        self.private = eps_priv is not None
+        args = LDPArguments(
+            T=T,
+            B=B,
+            R=R,
+            eps_priv=eps_priv,
+            alpha=alpha,
+            v=v,
+            c=c,
+            lam=lam,
+            delta=delta,
+            profile=profile,
+            beta_scale=beta_scale,
+        )
+        self.args = args
+        self.T, self.B, self.R, self.alpha = args.T, args.B, args.R, args.alpha
+        self.lam, self.delta, self.profile = args.lam, args.delta, args.profile
+        self.beta_scale, self.private, self.eps_priv = args.beta_scale, args.private, args.eps_priv
+        self.c = args.c
         if self.private:
-            self.eps_priv = check_positive(eps_priv, "eps_priv")
-            if R is None:
-                raise ValueError("R (the noise bound) is required for LDP-TGP-UCB (eps_priv set)")
-            self.R = check_real(R, "R", low=0.0, low_open=False)
             if v is not None:
                 raise ValueError(
                     "v must be None for LDP-TGP-UCB: the CTL moment K = B^2 + R^2 + 2 L^2 is "
                     "fixed by B, R and eps_priv (Algorithm 2 line 1)"
                 )
-            self.moments = ctl_moments(self.B, self.R, self.eps_priv)  # line 1: L and K
+            self.moments = args.ctl  # line 1: L and K
             self.v = None
         else:
-            self.eps_priv = None
-            self.R = None if R is None else float(R)
-            if v is None:
-                raise ValueError(
-                    "v (the reward moment E|y|^(1+alpha) <= v) is required for TGP-UCB"
-                )
-            self.v = check_positive(v, "v")
             self.moments = None
-        self.c = c
+            self.v = args.moment("v", "TGP-UCB")
         self.name = "LDP-TGP-UCB" if self.private else "TGP-UCB"
         self._truncation = self._make_truncation(truncation)
         self._rng = as_generator(seed)
@@ -161,7 +170,9 @@ class TGPUCB:
             capacity=min(self.T, _MAX_INITIAL_CAPACITY),
         )
         self.n_truncated = 0
-        self.last_beta: float | None = None
+        self.last_width: float | None = None
+        self._std = np.empty(self.n)  # ask()'s buffers: sigma_{t-1}, then the UCB scores
+        self._scores = np.empty(self.n)
 
     # -- parameters (formulas in frontierbo.ldp.parameters) -----------------------------------
     def _make_truncation(self, truncation) -> Callable[[int], float]:
@@ -195,10 +206,10 @@ class TGPUCB:
         from the GP's Cholesky pivots: ``0.5 (ln det(K_t + lam I) - t ln lam)``."""
         return max(0.5 * (self.gp.log_det - self.t * math.log(self.lam)), 0.0)
 
-    def beta(self, t: int) -> float:
-        """beta_t, the width used to select in round t >= 1 (uses b_{t-1} and, in the theory
-        profile, gamma_{t-1} = :attr:`gamma` of the points played so far, i.e. meant for the next
-        round t = self.t + 1, as :meth:`ask` calls it)."""
+    def width(self, t: int) -> float:
+        """beta_t, the width (multiplier of sigma) used to select in round t >= 1 (uses b_{t-1}
+        and, in the theory profile, gamma_{t-1} = :attr:`gamma` of the points played so far, i.e.
+        meant for the next round t = self.t + 1, as :meth:`ask` calls it)."""
         t = check_int(t, "t", low=1)
         gamma_prev = self.gamma if self.profile == "theory" else None
         if self.private:
@@ -226,6 +237,15 @@ class TGPUCB:
             beta_scale=self.beta_scale,
         )
 
+    def beta(self, t: int) -> float:
+        """Old name of :meth:`width` (the paper writes the width beta_t)."""
+        return self.width(t)
+
+    @property
+    def last_beta(self) -> float | None:
+        """Old name of :attr:`last_width`."""
+        return self.last_width
+
     # -- posterior views ----------------------------------------------------------------------
     @property
     def mean(self) -> np.ndarray:
@@ -245,12 +265,11 @@ class TGPUCB:
             # ln(0) is undefined in beta_1 and every UCB score is equal: a uniformly random arm
             # (spec §2.4, §2.0).
             return int(self._rng.integers(self.n))
-        beta = self.beta(t)  # lines 4-5
-        self.last_beta = beta
+        width = self.width(t)  # lines 4-5
+        self.last_width = width
         # line 6: x_t = argmax_x mu_hat_{t-1}(x) + beta_t sigma_{t-1}(x)
-        ucb = self.gp.mean + beta * self.gp.std
-        best = np.flatnonzero(ucb == ucb.max())
-        return int(best[0] if best.size == 1 else self._rng.choice(best))
+        std = self.gp.posterior_std(out=self._std)
+        return select_ucb(self.gp.mean, std, width, ties="random", rng=self._rng, out=self._scores)
 
     def tell(self, arm: int, reward: float) -> None:
         """Receive round t's reward for ``arm`` as the learner sees it (line 7: y_bar_t, the

@@ -1,9 +1,11 @@
 """Reproduction of the PO-GP-UCB paper (Kharkovskii, Dai & Low, ICML 2020): Fig. 2a-c, Fig. 3
 (Branin) and Tables 1-12, with the published numbers beside ours (spec §5.6).
 
-Configurations are data (``SETUPS``). One *run* is (dataset, method, log eps, r, run index).
-Within a run index every configuration shares the initial row and the query-noise stream
-(common random numbers, spec §5.1); each configuration draws its own projection M.
+Configurations are data (``SETUPS``: the design here, the paper's numbers in ``published.json``).
+One *run* is (dataset, method, log eps, r, run index). Within a run index every configuration
+shares the initial row and the query-noise stream (common random numbers, spec §5.1); each
+configuration draws its own projection M. This module builds the runs, runs one and summarises
+them (everything results.json holds); :mod:`frontierbo.po.report` presents them.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ import numpy as np
 from frontierbo.core.gp_ucb import GPUCB
 from frontierbo.core.kernels import SquaredExponential
 from frontierbo.core.loop import TableOracle, run_bo
-from frontierbo.experiments.runner import RunSpec, aggregate, run_sweep, seed_for
-from frontierbo.experiments.store import ResultStore, to_jsonable
+from frontierbo.experiments.report import Options, load_published
+from frontierbo.experiments.runner import RunSpec, run_sweep, seed_for
+from frontierbo.experiments.store import ResultStore
+from frontierbo.io import mean_stderr, to_jsonable
+from frontierbo.po.audit import run_audits
 from frontierbo.po.gaussian_release import GaussianRowMechanism, noise_aware_hyperparameters
 from frontierbo.po.po_gp_ucb import Curator, POGPUCBModeler, random_initial_rows
 from frontierbo.po.problems.base import Problem
@@ -35,6 +40,11 @@ GAUSSIAN_AWARE = "gaussian-release-aware"
 PRIVATE_METHODS = (GAUSSIAN, GAUSSIAN_AWARE)
 #: log epsilon grid of the privacy-utility figure (plus each dataset's threshold epsilon).
 PRIVACY_LOG_EPS = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
+
+
+#: The paper's numbers (Tables 1-12, the text's gaps, the captions' sigma_min intervals, the
+#: demo's S_50): package data, beside the design below.
+PUBLISHED = load_published("frontierbo.po")
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,7 @@ class DatasetSetup:
     paper_gaps: dict[float, float]  # log eps -> published S_T(PO) - S_T(non-private), in sigma_y
     tables: tuple[TableSpec, ...] = field(default_factory=tuple)
     privacy_log_eps: tuple[float, ...] = ()
+    paper_sigma_min: tuple[float, float] | None = None  # the interval the captions imply
 
     @property
     def privacy_grid(self) -> tuple[float, ...]:
@@ -65,72 +76,40 @@ class DatasetSetup:
         return tuple(sorted(set(self.privacy_log_eps) | {max(self.sweep_log_eps)}))
 
 
+def _setup(name: str, title: str, delta: float, iterations: int, sweep_r: int, sweep_log_eps):
+    """A dataset's design (the arguments) joined with its published numbers."""
+    pub = PUBLISHED["datasets"][name]
+    tables = tuple(
+        TableSpec(
+            t["number"], t["log_eps"], {int(r): v for r, v in t["S_T"].items()}, t["threshold_r"]
+        )
+        for t in pub["tables"]
+    )
+    gaps = {float(le): gap for le, gap in pub["gaps"].items()}
+    sigma_min = tuple(pub["sigma_min_interval"])
+    design = (name, title, delta, iterations, sweep_r, sweep_log_eps)
+    return DatasetSetup(*design, gaps, tables, PRIVACY_LOG_EPS, sigma_min)
+
+
 SETUPS: dict[str, DatasetSetup] = {
-    "synthetic": DatasetSetup(
-        "synthetic",
-        "Synthetic GP (Fig. 2a)",
-        1e-5,
-        50,
-        10,
-        (0.0, 0.3, 0.6, 0.9, 1.0, 1.1),
-        {1.1: 0.011, 0.9: 0.069, 0.0: 0.099},
-        (
-            TableSpec(1, 1.1, {3: 0.073, 6: 0.038, 8: 0.018, 10: 0.014, 15: 0.118, 20: 0.137}, 10),
-            TableSpec(2, 1.3, {3: 0.091, 9: 0.009, 12: 0.019, 15: 0.008, 20: 0.127, 30: 0.134}, 15),
-            TableSpec(3, 1.5, {5: 0.05, 10: 0.021, 15: 0.003, 20: 0.002, 30: 0.094, 50: 0.142}, 20),
+    s.name: s
+    for s in (
+        _setup("synthetic", "Synthetic GP (Fig. 2a)", 1e-5, 50, 10, (0.0, 0.3, 0.6, 0.9, 1.0, 1.1)),
+        _setup("loan", "Loan applications (Fig. 2b)", 1e-5, 50, 15, (1.0, 1.5, 2.0, 2.5, 2.8, 2.9)),
+        _setup(
+            "property",
+            "Private property prices (Fig. 2c)",
+            1e-4,
+            100,
+            15,
+            (0.5, 1.0, 1.5, 2.0, 2.5, 2.7, 2.8),
         ),
-        PRIVACY_LOG_EPS,
-    ),
-    "loan": DatasetSetup(
-        "loan",
-        "Loan applications (Fig. 2b)",
-        1e-5,
-        50,
-        15,
-        (1.0, 1.5, 2.0, 2.5, 2.8, 2.9),
-        {2.9: 0.003, 2.0: 0.019, 1.0: 0.05},
-        (
-            TableSpec(4, 2.7, {3: 0.083, 6: 0.088, 8: 0.078, 10: 0.069, 15: 0.081, 20: 0.076}, 10),
-            TableSpec(5, 2.9, {3: 0.091, 9: 0.076, 12: 0.078, 15: 0.077, 20: 0.1, 30: 0.096}, 15),
-            TableSpec(
-                6, 3.1, {5: 0.097, 10: 0.091, 15: 0.069, 20: 0.084, 30: 0.104, 50: 0.127}, 20
-            ),
-        ),
-        PRIVACY_LOG_EPS,
-    ),
-    "property": DatasetSetup(
-        "property",
-        "Private property prices (Fig. 2c)",
-        1e-4,
-        100,
-        15,
-        (0.5, 1.0, 1.5, 2.0, 2.5, 2.7, 2.8),
-        {2.8: 0.051, 1.0: 0.017, 0.5: 0.082},
-        (
-            TableSpec(7, 2.6, {3: 0.682, 6: 0.516, 8: 0.495, 10: 0.485, 15: 0.485, 20: 0.493}, 10),
-            TableSpec(8, 2.8, {3: 0.567, 9: 0.553, 12: 0.479, 15: 0.453, 20: 0.493, 30: 0.52}, 15),
-            TableSpec(
-                9, 3.0, {5: 0.591, 10: 0.523, 15: 0.486, 20: 0.482, 30: 0.489, 50: 0.488}, 20
-            ),
-        ),
-        PRIVACY_LOG_EPS,
-    ),
-    "branin": DatasetSetup(
-        "branin",
-        "Branin-Hoo (Fig. 3)",
-        1e-3,
-        50,
-        10,
-        (1.8, 2.0, 2.2, 2.3),
-        {2.3: 0.004, 2.0: 0.023, 1.8: 0.051},
-        (
-            TableSpec(10, 2.3, {3: 0.53, 6: 0.184, 8: 0.038, 10: 0.0, 15: 0.005, 20: 0.024}, 10),
-            TableSpec(11, 2.5, {3: 0.259, 9: 0.001, 12: 0.0, 15: 0.0, 20: 0.014, 30: 0.026}, 15),
-            TableSpec(12, 2.7, {5: 0.152, 10: 0.0, 15: 0.0, 20: 0.0, 30: 0.005, 50: 0.073}, 20),
-        ),
-        PRIVACY_LOG_EPS,
-    ),
+        _setup("branin", "Branin-Hoo (Fig. 3)", 1e-3, 50, 10, (1.8, 2.0, 2.2, 2.3)),
+    )
 }
+DATASETS = tuple(SETUPS)
+#: Runs per configuration: the paper's 50, or ``--quick``'s 3.
+FULL_RUNS, QUICK_RUNS = 50, 3
 
 #: Why a dataset's numbers cannot match the paper's (shown in report.md; the numbers are measured).
 KNOWN_DIFFERENCES = {
@@ -191,9 +170,10 @@ def config_key(method: str, log_eps: float | None, r: int | None) -> str:
     return f"{method}|logeps={log_eps:g}" + ("" if r is None else f"|r={r}")
 
 
-def build_specs(
+def dataset_specs(
     setup: DatasetSetup, problem_path: Path, runs: int, base_seed: int, n_init: int = 1
 ) -> list[RunSpec]:
+    """One :class:`RunSpec` per (configuration, run) of one dataset."""
     specs = []
     for method, log_eps, r in configurations(setup):
         for run in range(runs):
@@ -217,6 +197,24 @@ def build_specs(
     return specs
 
 
+def build_specs(options: Options) -> list[RunSpec]:
+    """Every run of the reproduction; builds each dataset's problem and caches it under
+    ``<out>/problems`` for the workers (``options["problem_factory"]``, default
+    :func:`~frontierbo.po.problems.get_problem` with the base seed)."""
+    factory = options["problem_factory"] or _default_factory(options.seed)
+    specs = []
+    for name in options.datasets:
+        path = save_problem(factory(name), problem_path(options.out, name))
+        specs += dataset_specs(SETUPS[name], path, options.runs, options.seed)
+    return specs
+
+
+def _default_factory(seed: int):
+    from frontierbo.po.problems import get_problem
+
+    return lambda name: get_problem(name, seed=seed)
+
+
 # -- problem cache shared with worker processes -----------------------------------------------
 _SCALARS = (
     "lengthscale",
@@ -238,11 +236,22 @@ def save_problem(problem: Problem, path: Path) -> Path:
     return path
 
 
-@lru_cache(maxsize=8)
-def load_problem(path: str) -> Problem:
+def problem_path(out: Path, name: str) -> Path:
+    """Where a reproduction into ``out`` caches the problem of dataset ``name``."""
+    return Path(out) / "problems" / f"{name}.npz"
+
+
+def read_problem(path: str | Path) -> Problem:
+    """A problem written by :func:`save_problem` (uncached)."""
     with np.load(path) as data:
         header = json.loads(str(data["header"]))
         return Problem(inputs=data["inputs"], values=data["values"], **header)
+
+
+@lru_cache(maxsize=8)
+def load_problem(path: str) -> Problem:
+    """:func:`read_problem`, cached per process: every run of a worker reads the same file."""
+    return read_problem(path)
 
 
 # -- one run ----------------------------------------------------------------------------------
@@ -325,42 +334,34 @@ def run_dataset(
     base_seed: int,
     progress: bool = True,
 ) -> dict:
-    """Run (or resume) every configuration of one dataset; return its summary."""
-    problem_path = save_problem(problem, out / "problems" / f"{setup.name}.npz")
-    specs = build_specs(setup, problem_path, runs, base_seed)
-    store = ResultStore(out / "runs.jsonl")
+    """Run (or resume) every configuration of one dataset; return its summary (the demo)."""
+    path = save_problem(problem, problem_path(out, setup.name))
+    specs = dataset_specs(setup, path, runs, base_seed)
+    store = ResultStore(Path(out) / "runs.jsonl")
     records = run_sweep(specs, run_worker, store, n_jobs, progress, desc=setup.name)
-    return summarise(setup, problem, records)
+    return summarise_dataset(setup, problem, records)
 
 
-def summarise(setup: DatasetSetup, problem: Problem, records: list[dict]) -> dict:
+def summarise_dataset(setup: DatasetSetup, problem: Problem, records: list[dict]) -> dict:
     """Mean +- standard error of S_t per configuration, plus omega / sigma_min / branch."""
-
-    def key_of(rec):
-        c = rec["config"]
-        return config_key(c["method"], c["log_eps"], c["r"])
-
-    stats = aggregate(records, key_of, "simple_regret")
-    finals = [r["simple_regret"][-1] for r in records if r["config"]["method"] == NON_PRIVATE]
-    configs = {}
+    groups: dict[str, list[dict]] = {}
     for rec in records:
-        key = key_of(rec)
-        if key in configs:
-            continue
         c = rec["config"]
+        groups.setdefault(config_key(c["method"], c["log_eps"], c["r"]), []).append(rec)
+    configs = {}
+    for key, recs in groups.items():
+        c, first = recs[0]["config"], recs[0]
+        mean, stderr = mean_stderr([rec["simple_regret"] for rec in recs])
         configs[key] = {
             "method": c["method"],
             "log_eps": c["log_eps"],
             "r": c["r"],
-            "branch": rec.get("branch"),
-            "omega": rec.get("omega"),
-            "noise_std": rec.get("noise_std"),
-            "sigma_min": rec.get("sigma_min"),
-            "c_prime": rec.get("c_prime"),
-            "n_runs": stats[key]["n"],
-            "mean": stats[key]["mean"],
-            "stderr": stats[key]["stderr"],
+            **{k: first.get(k) for k in ("branch", "omega", "noise_std", "sigma_min", "c_prime")},
+            "n_runs": len(recs),
+            "mean": mean,
+            "stderr": stderr,
         }
+    finals = [r["simple_regret"][-1] for r in records if r["config"]["method"] == NON_PRIVATE]
     return {
         "dataset": setup.name,
         "title": setup.title,
@@ -377,6 +378,20 @@ def summarise(setup: DatasetSetup, problem: Problem, records: list[dict]) -> dic
         "configs": configs,
         "non_private_final_modes": regret_modes(finals),
     }
+
+
+def summarise(records: list[dict], options) -> dict:
+    """Each dataset's summary, and the reconstruction / distinguisher audits of the release."""
+    by_name: dict[str, list[dict]] = {}
+    for rec in records:
+        by_name.setdefault(rec["config"]["dataset"], []).append(rec)
+    problems = {name: read_problem(problem_path(options.out, name)) for name in options.datasets}
+    summaries = {
+        name: summarise_dataset(SETUPS[name], problems[name], by_name[name])
+        for name in options.datasets
+    }
+    audits = run_audits(options.datasets, n_trials=200, seed=options.seed, problems=problems)
+    return {"datasets": summaries, "audit": audits}
 
 
 def regret_modes(finals, top: int = 3) -> list[tuple[float, float]]:

@@ -4,8 +4,8 @@ This module builds the state-preparation operator ``A`` of an arm's reward distr
 real Qiskit circuit and runs qiskit-algorithms' ``IterativeAmplitudeEstimation`` (IQAE) on it,
 on Qiskit's ideal ``StatevectorSampler`` or on Qiskit Aer's ``SamplerV2`` (optionally with a noise
 model).  :class:`QiskitIQAEOracle` has the interface of
-:class:`frontierbo.quantum.oracles.IQAEOracle`, ``estimate(reward, epsilon, delta) -> (estimate,
-queries)``, and the same settings (``epsilon_a``, ``alpha = delta``, shots, post-processing and
+:class:`frontierbo.quantum.oracles.IQAEOracle`, ``estimate(reward, accuracy, delta) -> (estimate,
+queries)``, and the same settings (``accuracy_a``, ``alpha = delta``, shots, post-processing and
 query count), so the two differ only in where the measurement counts come from.  Qiskit is
 imported lazily: the module imports without the extra, and using it raises an ``ImportError``
 asking to install ``frontierbo[quantum]``.
@@ -55,7 +55,7 @@ probabilities are no longer ``sin^2((2k+1) theta_a)``, so noisy runs are **not**
 distribution to the ideal simulator (biased estimates, different Grover powers and counts).
 With ``seed_mode="fixed"`` (the authors' Aer ``seed_simulator=0`` on every job) every sampler job
 reuses one seed, so rounds of one IQAE call that repeat the same power ``k`` repeat the same
-counts; the run is a deterministic function of the circuit and ``epsilon`` and is not equal in
+counts; the run is a deterministic function of the circuit and ``accuracy`` and is not equal in
 distribution to independent shots either.
 """
 
@@ -77,6 +77,7 @@ from frontierbo.quantum.rewards import (
     BernoulliReward,
     GaussianReward,
     RewardDistribution,
+    renamed_keyword,
 )
 
 __all__ = [
@@ -259,9 +260,9 @@ class QiskitIQAEOracle:
     """Quantum Monte Carlo mean estimation by qiskit-algorithms' IQAE on Qiskit circuits.
 
     Same interface and settings as :class:`frontierbo.quantum.oracles.IQAEOracle`:
-    ``epsilon_a = reward.encoding(encoding).epsilon_a(epsilon)``, IQAE confidence
+    ``accuracy_a = reward.encoding(encoding).accuracy_a(accuracy)``, IQAE confidence
     ``alpha = delta``, shots per round :func:`~frontierbo.quantum.iqae.default_shots`
-    ``(epsilon_a, alpha)`` unless ``shots`` is given, estimate ``encoding.to_reward(a_hat)``,
+    ``(accuracy_a, alpha)`` unless ``shots`` is given, estimate ``encoding.to_reward(a_hat)``,
     queries :func:`~frontierbo.quantum.oracles.count_queries`.
 
     Args:
@@ -282,7 +283,7 @@ class QiskitIQAEOracle:
         encoding: ``"exact"`` or ``"reference"`` (:mod:`frontierbo.quantum.rewards`).
         query_count: ``"reference"`` or ``"applications"`` (:mod:`frontierbo.quantum.oracles`).
         confint_method: ``"beta"`` (Clopper-Pearson) or ``"chernoff"``.
-        shots: shots per IQAE round; default ``default_shots(epsilon_a, delta)``.
+        shots: shots per IQAE round; default ``default_shots(accuracy_a, delta)``.
         optimization_level: transpiler optimisation level, 0..3 (Aer only).
         backend_options: extra ``AerSimulator`` options (Aer only), e.g.
             ``{"method": "density_matrix", "coupling_map": ...}``, used both by the sampler and
@@ -379,20 +380,21 @@ iqae_simulate`).
 
         return _SeededSampler(inner, job_seeds, self.max_iterations)
 
+    @renamed_keyword("epsilon", "accuracy")
     def estimate(
-        self, reward: RewardDistribution, epsilon: float, delta: float
+        self, reward: RewardDistribution, accuracy: float, delta: float
     ) -> tuple[float, int]:
         """One IQAE run: ``(estimate of E[reward], queries charged)``."""
         _check_reward(reward)
-        epsilon, delta = _check_targets(epsilon, delta)
+        accuracy, delta = _check_targets(accuracy, delta)
         enc = reward.encoding(self.encoding)
-        eps_a = enc.epsilon_a(epsilon)
-        shots = default_shots(eps_a, delta) if self.shots is None else self.shots
+        accuracy_a = enc.accuracy_a(accuracy)
+        shots = default_shots(accuracy_a, delta) if self.shots is None else self.shots
         algorithms = _require("qiskit_algorithms")
         problem = estimation_problem(reward, self.encoding)
         sampler = self._sampler(shots)
         iae = algorithms.IterativeAmplitudeEstimation(
-            eps_a,
+            accuracy_a,
             delta,
             confint_method=self.confint_method,
             sampler=sampler,
@@ -406,7 +408,7 @@ iqae_simulate`).
         except Exception as exc:
             if sampler.exhausted:
                 raise RuntimeError(
-                    f"IQAE did not reach epsilon_a={eps_a} within max_iterations="
+                    f"IQAE did not reach accuracy_a={accuracy_a} within max_iterations="
                     f"{self.max_iterations} rounds (typical with confint_method='chernoff', see "
                     "qiskit-algorithms issue #55)"
                 ) from exc
@@ -416,5 +418,5 @@ iqae_simulate`).
             num_oracle_queries=int(result.num_oracle_queries),
             num_a_applications=sum(shots * (2 * int(k) + 1) for k in result.powers[1:]),
         )
-        queries = count_queries(counted, eps_a, delta, self.query_count)
+        queries = count_queries(counted, accuracy_a, delta, self.query_count)
         return enc.to_reward(float(result.estimation)), queries

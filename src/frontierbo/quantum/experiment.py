@@ -26,25 +26,33 @@ are spent and the regret curve is cut at ``T``. Random streams: ``x_0`` and the 
 come from ``numpy.random.RandomState(seed + run)`` in the order the reference code draws them, so
 with ``seed = 0`` GP-UCB replays the published runs exactly; each quantum method's IQAE outcomes
 come from its own ``Generator``.
+
+This module builds the runs, runs one and summarises them, with the spec's checks against the
+published numbers (``published.json``; everything results.json holds);
+:mod:`frontierbo.quantum.report` presents them.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
-from frontierbo.experiments.runner import RunSpec, run_sweep, seed_for
-from frontierbo.experiments.store import ResultStore
+from frontierbo.experiments.report import Options, fmt_pm, load_published
+from frontierbo.experiments.runner import RunSpec, seed_for
+from frontierbo.io import mean_stderr
 
 
 @dataclass(frozen=True)
 class Method:
     """How to build one compared method: its label, classical or quantum, kernel or linear, the
-    mean weighting, the width ``beta`` and the estimator (``iqae``, ``classical-mc``, ``aer-noisy``)."""
+    mean weighting, ``beta`` (the multiplier of sigma, passed to the algorithm as ``width``) and
+    the estimator (``iqae``, ``classical-mc``, ``aer-noisy``)."""
 
     label: str
     quantum: bool
@@ -154,9 +162,30 @@ MAIN_SETTINGS = tuple(k for k in SETTINGS if not k.endswith("-long"))
 SHAPE_SETTING = "synthetic-gauss0.3-long"
 SHAPE_METHODS = ("gp-ucb", "q-gp-ucb-beta1", "q-gp-ucb-reference", "q-gp-ucb-reference-random")
 SHAPE_QUERIES = (1_000, 3_000, 10_000, 30_000)
-#: ``--quick``: shorter horizons and fewer runs.
+#: ``--quick``: shorter horizons (by setting family) and fewer runs.
 QUICK_T = {"synthetic": 2_000, "automl": 1_000}
 QUICK_RUNS = 3
+#: The reproduction's options and their full-run values (``runs`` / ``T`` None: each setting's
+#: own; ``shape``: the T = 3e4 shape test; ``noisy``: the Qiskit-Aer runs), and what ``--quick``
+#: changes.
+DEFAULTS = {
+    "runs": None,
+    "T": None,
+    "methods": DEFAULT_METHODS,
+    "source": "reference",
+    "noisy": False,
+    "shape": True,
+}
+QUICK = {"runs": QUICK_RUNS, "T": QUICK_T, "shape": False}
+SOURCES = ("reference", "generated")
+#: The authors' published numbers and the spec's calibration runs (package data).
+PUBLISHED = load_published("frontierbo.quantum")
+#: Published R(q) as ``{setting: {method: {q: (mean, se)}}}``; Q-GP-UCB is the reference code.
+PUBLISHED_REGRET = {
+    key: {m: {int(q): tuple(v) for q, v in by_q.items()} for m, by_q in methods.items()}
+    for key, methods in PUBLISHED["regret"].items()
+}
+
 #: IQAE confidence (the reference code's alpha) passed as every stage's delta.
 STAGE_DELTA = 0.05
 LAM = 1.0
@@ -171,10 +200,19 @@ def checkpoints(T: int) -> np.ndarray:
     return np.unique(np.concatenate([grid, extra]))
 
 
-def build_specs(
+def horizon(T, key: str) -> int | None:
+    """The horizon of setting ``key``: ``T`` itself, or ``T[family]`` for a mapping keyed by
+    ``"synthetic"`` / ``"automl"`` (like :data:`QUICK_T`); None: the setting's own."""
+    if isinstance(T, Mapping):
+        return T["synthetic" if key.startswith("synthetic") else "automl"]
+    return None if T is None else int(T)
+
+
+def setting_specs(
     setting_keys, methods, *, seed: int = 0, T=None, runs=None, source="reference"
 ) -> list[RunSpec]:
-    """One :class:`RunSpec` per (setting, method, run); ``T``/``runs`` override the setting's."""
+    """One :class:`RunSpec` per (setting, method, run); ``T`` (see :func:`horizon`) and
+    ``runs`` override the setting's."""
     specs = []
     for key in setting_keys:
         s = SETTINGS[key]
@@ -186,7 +224,7 @@ def build_specs(
                     "setting": key,
                     "method": m,
                     "run": run,
-                    "T": s.T if T is None else int(T(key) if callable(T) else T),
+                    "T": s.T if T is None else horizon(T, key),
                     "source": source,
                     "legacy_seed": seed + run,
                     "oracle_seed": seed_for(seed, key, m, run),
@@ -194,6 +232,33 @@ def build_specs(
                     "lam": LAM,
                 }
                 specs.append(RunSpec(f"{key}|{m}|run={run}", config, config["oracle_seed"]))
+    return specs
+
+
+def check_options(params: dict) -> dict:
+    """Validate the reproduction's own options (see :data:`DEFAULTS`)."""
+    if params["source"] not in SOURCES:
+        raise ValueError(f"source (--source) must be one of {SOURCES}, got {params['source']!r}")
+    unknown = [m for m in params["methods"] if m not in METHODS]
+    if unknown or not params["methods"]:
+        raise ValueError(f"methods must be among {list(METHODS)}, got {unknown or []}")
+    flags = {"noisy": bool(params["noisy"]), "shape": bool(params["shape"])}
+    return {**params, "methods": tuple(params["methods"]), **flags}
+
+
+def build_specs(options: Options) -> list[RunSpec]:
+    """The main settings; with ``shape`` the long shape-test runs, with ``noisy`` the noisy
+    Qiskit-Aer runs on the synthetic settings (at most :data:`NOISY_RUNS` each)."""
+    methods, runs = options["methods"], options.runs
+    common = {"seed": options.seed, "source": options["source"]}
+    specs = setting_specs(options.datasets, methods, T=options["T"], runs=runs, **common)
+    if options["shape"]:
+        shape_methods = [m for m in SHAPE_METHODS if m in methods]
+        specs += setting_specs([SHAPE_SETTING], shape_methods, runs=runs, **common)
+    if options["noisy"]:
+        synthetic = [k for k in options.datasets if k.startswith("synthetic")]
+        n_noisy = min(runs or NOISY_RUNS, NOISY_RUNS)
+        specs += setting_specs(synthetic, [NOISY_METHOD], T=options["T"], runs=n_noisy, **common)
     return specs
 
 
@@ -226,16 +291,16 @@ def make_algorithm(method: Method, setting: Setting, problem, x0, lam: float, so
     n = problem.n
     if method.linear:
         if method.quantum:
-            return QLinUCB(points, n_arms=n, lam=lam, beta=method.beta, weighting=method.weighting)
-        return LinUCB(points, n_arms=n, lam=lam, beta=setting.classical_beta)
+            return QLinUCB(points, n_arms=n, lam=lam, width=method.beta, weighting=method.weighting)
+        return LinUCB(points, n_arms=n, lam=lam, width=setting.classical_beta)
     rff = load_features(
         setting.rff_quantum if method.quantum else setting.rff_classical, source, problem.d
     )
     Phi = rff(points)
     gram = Phi @ Phi.T
     if method.quantum:
-        return QGPUCB(gram, n_arms=n, lam=lam, beta=method.beta, weighting=method.weighting)
-    return ClassicalGPUCB(gram, n_arms=n, lam=lam, beta=setting.classical_beta)
+        return QGPUCB(gram, n_arms=n, lam=lam, width=method.beta, weighting=method.weighting)
+    return ClassicalGPUCB(gram, n_arms=n, lam=lam, width=setting.classical_beta)
 
 
 def make_oracle(method: Method, legacy: np.random.RandomState, oracle_seed: int):
@@ -304,7 +369,7 @@ def run_one(config: dict) -> dict:
     }
     if method.quantum:  # a few dozen stages: keep them all
         out.update(
-            stage_arms=arms, stage_queries=queries, stage_epsilons=np.asarray(run.epsilons[1:])
+            stage_arms=arms, stage_queries=queries, stage_epsilons=np.asarray(run.accuracies[1:])
         )
     else:
         counts = np.bincount(arms, minlength=problem.n)
@@ -320,7 +385,149 @@ def run_worker(spec: RunSpec) -> dict:
     return run_one(spec.config)
 
 
-def run_grid(out, specs: list[RunSpec], *, n_jobs: int = 1, progress: bool = True) -> list[dict]:
-    """Run (or resume) every spec into ``out/runs.jsonl``; returns all records."""
-    store = ResultStore(out / "runs.jsonl")
-    return run_sweep(specs, run_worker, store, n_jobs, progress, desc="quantum-bo")
+# -- summaries ----------------------------------------------------------------------------------
+def _stats(values) -> tuple[float, float]:
+    mean, se = mean_stderr(values, ddof=0)  # ddof = 0, as the authors' notebook
+    return float(mean), float(se)
+
+
+def summarise_runs(records: list[dict]) -> dict:
+    """Per setting and method: R(q) at the report's query counts, curves, stage structure."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for rec in records:
+        c = rec["config"]
+        groups.setdefault((c["setting"], c["method"]), []).append(rec)
+    summary: dict[str, dict] = {}
+    order = {m: i for i, m in enumerate(METHODS)}
+    for (key, m), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], order[kv[0][1]])):
+        cps = np.asarray(recs[0]["checkpoints"], dtype=int)
+        curves = np.array([np.asarray(r["cum_regret"], dtype=float) for r in recs])
+        curve_mean, curve_se = mean_stderr(curves, ddof=0)
+        finals = [r["final_regret"] for r in recs]
+        distinct = [r["distinct_arms"] for r in recs]
+        entry = {
+            "label": METHODS[m].label,
+            "runs": len(recs),
+            "T": recs[0]["config"]["T"],
+            "final": _stats(finals),
+            "final_median": float(np.median(finals)),
+            "at": {
+                int(q): _stats(curves[:, list(cps).index(q)]) for q in REPORT_QUERIES if q in cps
+            },
+            "checkpoints": cps,
+            "curve_mean": curve_mean,
+            "curve_se": curve_se,
+            "stages": float(np.mean([r["num_stages"] for r in recs])),
+            "distinct_arms": (int(min(distinct)), int(max(distinct))),
+            "locked": int(sum(r["last_arm"] != r["best_index"] for r in recs)),
+            "seconds": float(np.mean([r["seconds"] for r in recs])),
+        }
+        if METHODS[m].quantum:
+            last = [r["stage_queries"][-1] for r in recs]
+            entry["last_stage_queries"] = (int(min(last)), int(max(last)))
+            entry["queries_per_stage"] = float(np.mean([np.mean(r["stage_queries"]) for r in recs]))
+        summary.setdefault(key, {})[m] = entry
+    return summary
+
+
+def header(options: Options) -> dict:
+    """The fields of results.json that describe the invocation."""
+    return {"seed": options.seed, "source": options["source"]}
+
+
+def summarise(records: list[dict], options: Options) -> dict:
+    summary = summarise_runs(records)
+    return {
+        "summary": summary,
+        "checks": checks(summary),
+        "shape": shape_test(summary),
+        "published": copy.deepcopy(PUBLISHED["regret"]),
+    }
+
+
+def crossover(summary: dict, key: str, method: str) -> int | None:
+    """First stored query count after which ``method``'s mean regret stays below GP-UCB's."""
+    s = summary.get(key, {})
+    if "gp-ucb" not in s or method not in s:
+        return None
+    below = s[method]["curve_mean"] < s["gp-ucb"]["curve_mean"]
+    if not below[-1]:
+        return None
+    idx = len(below) - int(np.argmin(below[::-1]))  # first index of the final all-True run
+    return int(s[method]["checkpoints"][idx])
+
+
+def checks(summary: dict) -> list[tuple[str, bool | None, str]]:
+    """The spec's experiment-level checks (6.3) as (claim, holds?, evidence); None = not run."""
+    out = []
+    for key in MAIN_SETTINGS:
+        s = summary.get(key, {})
+        pub = PUBLISHED_REGRET[key]["gp-ucb"]
+        if "gp-ucb" in s and s["gp-ucb"]["T"] in pub:
+            T = s["gp-ucb"]["T"]
+            (m, se), (pm, pse) = s["gp-ucb"]["final"], pub[T]
+            claim = f"{key}: GP-UCB R({T}) within 2 s.e. of the published {pm:.2f}"
+            out.append((claim, abs(m - pm) <= 2 * math.hypot(se, pse), fmt_pm(m, se, 2)))
+        if "q-gp-ucb-reference" in s:
+            e = s["q-gp-ucb-reference"]
+            lo, hi = (25, 40) if key.startswith("synthetic") else (15, 25)
+            out.append(
+                (
+                    f"{key}: reference-code Q-GP-UCB median R(T) in [{lo}, {hi}] (spec 6.3.2)",
+                    lo <= e["final_median"] <= hi,
+                    f"median {e['final_median']:.1f}, locked {e['locked']}/{e['runs']}",
+                )
+            )
+        kernel = [
+            s[m]["final"][0] for m in ("gp-ucb", "q-gp-ucb-reference", "q-gp-ucb-beta1") if m in s
+        ]
+        linear = [s[m]["final"][0] for m in ("linucb", "q-linucb") if m in s]
+        if kernel and linear:
+            out.append(
+                (
+                    f"{key}: LinUCB and Q-LinUCB behind the kernel methods (spec 6.3.6)",
+                    min(linear) > max(kernel),
+                    f"linear min {min(linear):.1f} vs kernel max {max(kernel):.1f}",
+                )
+            )
+    for key in MAIN_SETTINGS:
+        s = summary.get(key, {})
+        if NOISY_METHOD in s and "q-gp-ucb-reference" in s and "gp-ucb" in s:
+            noisy, ideal, gp = (
+                s[m]["final"][0] for m in (NOISY_METHOD, "q-gp-ucb-reference", "gp-ucb")
+            )
+            out.append(
+                (
+                    f"{key}: noisy-circuit Q-GP-UCB >= noiseless and < GP-UCB (paper Fig. 3, an observation)",
+                    ideal <= noisy < gp,
+                    f"noisy {noisy:.1f}, noiseless {ideal:.1f}, GP-UCB {gp:.1f}",
+                )
+            )
+    s3, s4 = summary.get("synthetic-gauss0.3", {}), summary.get("synthetic-gauss0.4", {})
+    if "gp-ucb" in s3 and "gp-ucb" in s4:
+        a, b = s3["gp-ucb"]["final"][0], s4["gp-ucb"]["final"][0]
+        claim = "GP-UCB regret larger at sigma 0.4 than 0.3 (spec 6.3.7)"
+        out.append((claim, b > a, f"{b:.1f} vs {a:.1f}"))
+    if "q-gp-ucb" in s3 and "q-gp-ucb" in s4:
+        a, b = s3["q-gp-ucb"]["queries_per_stage"], s4["q-gp-ucb"]["queries_per_stage"]
+        claim = "Q-GP-UCB spends more queries per stage at sigma 0.4 (spec 6.3.7)"
+        out.append((claim, b > a, f"{b:.0f} vs {a:.0f}"))
+    return out
+
+
+def shape_test(summary: dict) -> dict | None:
+    """Spec 6.3.4: R at T in {1e3, 3e3, 1e4, 3e4} on the long synthetic runs, and increments."""
+    s = summary.get(SHAPE_SETTING)
+    if not s:
+        return None
+    table = {}
+    for m, e in s.items():
+        vals = [e["at"][q][0] for q in SHAPE_QUERIES if q in e["at"]]
+        table[m] = {"R": vals, "increments": list(np.diff(vals)), "stages": e["stages"]}
+    gates = {}
+    if "gp-ucb" in table and "q-gp-ucb-beta1" in table:
+        g, q = table["gp-ucb"]["increments"], table["q-gp-ucb-beta1"]["increments"]
+        if len(g) == 3 and len(q) == 3:
+            gates["Q-GP-UCB (beta = 1) adds less than GP-UCB over [1e4, 3e4]"] = bool(q[-1] < g[-1])
+            gates["Q-GP-UCB (beta = 1) increments shrink"] = bool(q[0] > q[1] > q[2])
+    return {"table": table, "gates": gates}

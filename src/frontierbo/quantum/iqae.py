@@ -9,10 +9,15 @@ qiskit's one-counts, each round's counts are independent given ``k``, and ``k`` 
 function of the past counts, so the whole run (powers, intervals, estimate, query count) has
 exactly qiskit's distribution.  See ``docs/quantum-iqae.md``.
 
-Shots.  qiskit-algorithms does not derive the number of shots from ``epsilon``/``alpha``: it uses
-whatever the sampler reports (``ret.metadata["shots"]``), the same number every round.  The
+Names.  This module works on the amplitude scale only and keeps qiskit's names so that it reads
+line by line against ``iae.py``: ``epsilon_target`` is the target half-width of the amplitude
+interval (the oracles' ``accuracy_a``, :mod:`frontierbo.quantum.rewards`) and
+``epsilon_estimated`` the achieved one.  They are never a privacy budget.
+
+Shots.  qiskit-algorithms does not derive the number of shots from ``epsilon_target``/``alpha``:
+it uses whatever the sampler reports (``ret.metadata["shots"]``), the same number every round.  The
 Q-GP-UCB reference code sets the sampler's shots to
-``ceil(32 * ln((2 / alpha) * log2(pi / (4 * epsilon))))`` (spec section 2.7.1, step 3), which is
+``ceil(32 * ln((2 / alpha) * log2(pi / (4 * eps_a))))`` (spec section 2.7.1, step 3), which is
 the default here (:func:`default_shots`); pass ``shots=`` to mimic any other sampler setting.
 
 Query count.  ``num_oracle_queries`` is *exactly* qiskit's ``result.num_oracle_queries``:
@@ -79,7 +84,7 @@ def default_shots(epsilon_target: float, alpha: float) -> int:
     """Shots per round used by the Q-GP-UCB reference code: ``ceil(32 ln((2/a) log2(pi/(4 eps))))``.
 
     Gives 105, 129, 153, 163, 172, 177, 182, 187, 191 at ``alpha = 0.05`` and
-    ``epsilon`` = 0.5, 0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001 (spec section 6.2).
+    ``epsilon_target`` = 0.5, 0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001 (spec section 6.2).
     """
     eps = check_real(epsilon_target, "epsilon_target", low=0.0, high=0.5, high_open=False)
     a = check_real(alpha, "alpha", low=0.0, high=1.0)

@@ -3,15 +3,17 @@
 With ``phi(x) = x`` the weighted posterior of :mod:`frontierbo.quantum.q_gp_ucb` is weighted ridge
 regression: ``mu~(x) = x^T theta^``, ``theta^ = V^{-1} X^T W Y``, ``V = lambda I + X^T W X``, and
 ``sigma~(x) = sqrt(lambda) ||x||_{V^{-1}}``, so Algorithm 1 chooses ``eps_s = ||x_s||_{V^{-1}}`` --
-Q-LinUCB's accuracy rule (paper section 5.6, spec 2.3-2.4, check 6.1.11).
+Q-LinUCB's accuracy rule (paper section 5.6, spec 2.3-2.4, check 6.1.11).  As in
+:mod:`frontierbo.quantum.q_gp_ucb`, the paper's ``epsilon_s`` (``eps_s`` in formulas) is the
+``accuracy`` of ``Stage``, ``tell`` and ``observe``.
 
 Confidence radii (``"theory"``; multipliers of ``||x||_{V^{-1}}``, divided by ``sqrt(lambda)`` to
-multiply ``sigma~``):
+multiply ``sigma~``, i.e. widths in the sense of :mod:`frontierbo.core.acquisition`):
 
 * Q-LinUCB, the paper's improved ellipsoid (Theorem 6, App. H eq. 62, ``1/delta`` inside the log):
   ``rho_s = sqrt(2 d ln((1 + L^2/lambda sum_{k<s} eps_k^{-2}) / delta)) + sqrt(lambda) S``.
 * LinUCB (OFUL, Abbasi-Yadkori et al. 2011):
-  ``beta_t = R sqrt(d ln((1 + t L^2/lambda) / delta)) + sqrt(lambda) S``.
+  ``beta_t = R sqrt(d ln((1 + t L^2/lambda) / delta)) + sqrt(lambda) S`` (OFUL's symbol; a radius).
 
 The experiments instead use the kernel method's schedule (``1 + ln n`` quantum, a constant
 classical) and raw inputs in ``[0, 1]^d`` with no intercept (spec 2.4); the reference code's
@@ -25,6 +27,7 @@ import math
 import numpy as np
 
 from frontierbo._validation import check_matrix, check_real
+from frontierbo.core.acquisition import resolve_width
 from frontierbo.quantum.q_gp_ucb import QGPUCB, ClassicalGPUCB
 
 __all__ = ["LinUCB", "QLinUCB", "linear_gram"]
@@ -39,8 +42,9 @@ def linear_gram(points) -> np.ndarray:
 class QLinUCB(QGPUCB):
     """Q-LinUCB on inputs ``points`` (n_points, d); the first ``n_arms`` are the arms.
 
-    ``beta="theory"`` uses Theorem 6's radius with bounds ``S >= ||theta*||`` and
-    ``L >= max ||x||`` (default: the largest input norm); other ``beta`` values as :class:`QGPUCB`.
+    ``width="theory"`` (default) uses Theorem 6's radius with bounds ``S >= ||theta*||`` and
+    ``L >= max ||x||`` (default: the largest input norm); other ``width`` values as
+    :class:`QGPUCB`. ``beta`` is the deprecated alias of ``width``.
     """
 
     def __init__(
@@ -49,12 +53,14 @@ class QLinUCB(QGPUCB):
         *,
         n_arms=None,
         lam=1.0,
-        beta="theory",
+        width=None,
         S=1.0,
         L=None,
         delta=0.1,
         weighting="paper",
+        beta=None,
     ):
+        width = resolve_width(width, beta, default="theory", owner=type(self).__name__)
         X = check_matrix(points, "points")
         self.d = X.shape[1]
         self.S = check_real(S, "S", low=0.0, low_open=False)
@@ -63,29 +69,41 @@ class QLinUCB(QGPUCB):
         )
         self._sum_inv_eps2 = 0.0
         super().__init__(
-            linear_gram(X), n_arms=n_arms, lam=lam, beta=beta, delta=delta, weighting=weighting
+            linear_gram(X), n_arms=n_arms, lam=lam, width=width, delta=delta, weighting=weighting
         )
 
-    def beta(self) -> float:
-        if self.beta_rule != "theory":
-            return super().beta()
+    def width(self) -> float:
+        if self.width_rule != "theory":
+            return super().width()
         lam = self.lam
         inside = (1.0 + self.L**2 / lam * self._sum_inv_eps2) / self.delta
         rho = math.sqrt(2.0 * self.d * math.log(inside)) + math.sqrt(lam) * self.S
         return rho / math.sqrt(lam)
 
-    def _add(self, index, y, epsilon):
-        super()._add(index, y, epsilon)
-        self._sum_inv_eps2 += 1.0 / (epsilon * epsilon)
+    def _add(self, index, y, accuracy):
+        super()._add(index, y, accuracy)
+        self._sum_inv_eps2 += 1.0 / (accuracy * accuracy)
 
 
 class LinUCB(ClassicalGPUCB):
-    """LinUCB / OFUL on inputs ``points``; ``beta="theory"`` is OFUL's radius with sub-Gaussian
-    noise scale ``R``; a number is a constant multiplier of ``sigma`` (the experiments)."""
+    """LinUCB / OFUL on inputs ``points``; ``width="theory"`` (default) is OFUL's radius with
+    sub-Gaussian noise scale ``R``; a number is a constant multiplier of ``sigma`` (the
+    experiments). ``beta`` is the deprecated alias of ``width``."""
 
     def __init__(
-        self, points, *, n_arms=None, lam=1.0, beta="theory", R=1.0, S=1.0, L=None, delta=0.1
+        self,
+        points,
+        *,
+        n_arms=None,
+        lam=1.0,
+        width=None,
+        R=1.0,
+        S=1.0,
+        L=None,
+        delta=0.1,
+        beta=None,
     ):
+        width = resolve_width(width, beta, default="theory", owner=type(self).__name__)
         X = check_matrix(points, "points")
         self.d = X.shape[1]
         self.R = check_real(R, "R", low=0.0)
@@ -93,11 +111,11 @@ class LinUCB(ClassicalGPUCB):
         self.L = (
             float(np.linalg.norm(X, axis=1).max()) if L is None else check_real(L, "L", low=0.0)
         )
-        super().__init__(linear_gram(X), n_arms=n_arms, lam=lam, beta=beta, delta=delta)
+        super().__init__(linear_gram(X), n_arms=n_arms, lam=lam, width=width, delta=delta)
 
-    def beta(self) -> float:
-        if self.beta_rule != "theory":
-            return super().beta()
+    def width(self) -> float:
+        if self.width_rule != "theory":
+            return super().width()
         lam, t = self.lam, self.gp.t
-        width = self.R * math.sqrt(self.d * math.log((1.0 + t * self.L**2 / lam) / self.delta))
-        return (width + math.sqrt(lam) * self.S) / math.sqrt(lam)
+        radius = self.R * math.sqrt(self.d * math.log((1.0 + t * self.L**2 / lam) / self.delta))
+        return (radius + math.sqrt(lam) * self.S) / math.sqrt(lam)

@@ -1,7 +1,10 @@
 """The stage loop shared by Q-GP-UCB, Q-LinUCB and their classical baselines, and regret per query.
 
-A *stage* is one UCB decision plus one call ``oracle.estimate(reward, epsilon, delta)``; the
-oracle reports how many queries it spent.  Classical GP-UCB / LinUCB are the same loop with
+A *stage* is one UCB decision plus one call ``oracle.estimate(reward, accuracy, delta)``; the
+oracle reports how many queries it spent (``accuracy`` is the target accuracy of the estimate,
+the paper's ``epsilon_s``).  The loop passes the accuracy by position to the oracle and to the
+algorithm's ``tell`` / ``observe``, so oracles and algorithms written with the old parameter name
+``epsilon`` keep working.  Classical GP-UCB / LinUCB are the same loop with
 :class:`SinglePullOracle` (one pull, one query, weight 1).  Regret is charged per query (paper
 section 3.2): a stage on an arm with gap ``g`` that spent ``N`` queries adds ``N g``.
 
@@ -26,13 +29,15 @@ from frontierbo._validation import (
     check_probability,
     check_vector,
 )
+from frontierbo.core.loop import Feedback, run_loop
 from frontierbo.quantum.oracles import MeanOracle
+from frontierbo.quantum.rewards import renamed_field, renamed_keyword
 
 __all__ = ["SinglePullOracle", "StagedRun", "run_stages"]
 
 
 class SinglePullOracle:
-    """Classical bandit feedback: one draw of the reward, one query, whatever ``epsilon``.
+    """Classical bandit feedback: one draw of the reward, one query, whatever the ``accuracy``.
 
     ``rng`` may be a ``numpy.random.Generator`` (default) or a legacy ``numpy.random.RandomState``
     (to replay the reference code's ``np.random`` streams).
@@ -41,30 +46,36 @@ class SinglePullOracle:
     def __init__(self, rng: SeedLike = None):
         self.rng = rng if isinstance(rng, np.random.RandomState) else as_generator(rng, "rng")
 
-    def estimate(self, reward, epsilon: float, delta: float) -> tuple[float, int]:
+    @renamed_keyword("epsilon", "accuracy")
+    def estimate(self, reward, accuracy: float, delta: float) -> tuple[float, int]:
+        """One draw: ``(reward sample, 1)``; ``accuracy`` and ``delta`` are ignored."""
         return float(reward.sample(self.rng)), 1
 
 
+@renamed_field("epsilons", "accuracies")
 @dataclass
 class StagedRun:
     """Record of one run, one entry per stage (the initial point, if any, is stage 0).
 
     ``points`` are GP point indices (``>= n_arms`` for an extra point such as a continuous initial
-    input); ``gaps`` are ``f_max - f(point)``; ``queries`` the oracle queries of each stage.
+    input); ``gaps`` are ``f_max - f(point)``; ``queries`` the oracle queries of each stage;
+    ``accuracies`` the target accuracy each stage's estimate was asked for (``epsilons`` is its
+    old, read-only name); ``betas`` the UCB width used (NaN for the initial point).
     """
 
     points: list[int] = field(default_factory=list)
     gaps: list[float] = field(default_factory=list)
     queries: list[int] = field(default_factory=list)
-    epsilons: list[float] = field(default_factory=list)
+    accuracies: list[float] = field(default_factory=list)
     estimates: list[float] = field(default_factory=list)
     betas: list[float] = field(default_factory=list)
 
-    def append(self, point, gap, queries, epsilon, estimate, beta) -> None:
+    @renamed_keyword("epsilon", "accuracy")
+    def append(self, point, gap, queries, accuracy, estimate, beta) -> None:
         self.points.append(int(point))
         self.gaps.append(float(gap))
         self.queries.append(int(queries))
-        self.epsilons.append(float(epsilon))
+        self.accuracies.append(float(accuracy))
         self.estimates.append(float(estimate))
         self.betas.append(float(beta))
 
@@ -109,16 +120,20 @@ def run_stages(
 ) -> StagedRun:
     """Run stages until ``budget`` queries are spent (the last stage completes).
 
+    The stages go through the shared loop :func:`frontierbo.core.loop.run_loop` (cost = oracle
+    queries).
+
     Args:
-        algorithm: ``ask() -> Stage``, ``tell(index, y, epsilon)``, ``observe(point, y, epsilon)``.
+        algorithm: ``ask() -> Stage``, ``tell(index, y, accuracy)``,
+            ``observe(point, y, accuracy)``.
         rewards: ``rewards(i)`` -> reward distribution of arm ``i``.
         values: (n_arms,) true mean rewards (regret only; never shown to the algorithm).
-        oracle: ``estimate(reward, epsilon, delta) -> (y, queries)``.
+        oracle: ``estimate(reward, accuracy, delta) -> (y, queries)``.
         budget: query budget ``T``.
         delta: failure probability passed to the oracle at every stage (reference: IQAE's 0.05;
             the paper's theory: ``delta / (2 m_bar)``).
-        initial: optional ``(point, reward, value, epsilon)``: one stage on an extra point before the
-            UCB stages (the reference code's random initial input, queried with ``epsilon = 1``).
+        initial: optional ``(point, reward, value, accuracy)``: one stage on an extra point before
+            the UCB stages (the reference code's random initial input, queried with accuracy 1).
         max_stages: safety cap on the number of stages.
     """
     values = check_vector(values, "values")
@@ -128,23 +143,45 @@ def run_stages(
     run = StagedRun()
     spent = 0
     if initial is not None:
-        point, reward, value, epsilon = initial
-        y, n = oracle.estimate(reward, epsilon, delta)
-        algorithm.observe(point, y, epsilon)
-        run.append(point, f_max - value, n, epsilon, y, float("nan"))
+        point, reward, value, accuracy = initial
+        y, n = oracle.estimate(reward, accuracy, delta)
+        algorithm.observe(point, y, accuracy)
+        run.append(point, f_max - value, n, accuracy, y, float("nan"))
         spent += n
-    while spent < budget:
-        if run.num_stages >= max_stages:
-            raise RuntimeError(f"run_stages: more than max_stages={max_stages} stages")
-        stage = algorithm.ask()
-        reward = rewards(stage.index)
-        planned = getattr(oracle, "planned_queries", None)
-        if planned is not None and spent + planned(reward, stage.epsilon, delta) > budget:
-            break  # Algorithm 1, line 5
-        y, n = oracle.estimate(reward, stage.epsilon, delta)
-        if n < 1:
-            raise RuntimeError(f"oracle reported {n} queries; every stage must cost at least one")
-        algorithm.tell(stage.index, y, stage.epsilon)
-        run.append(stage.index, f_max - values[stage.index], n, stage.epsilon, y, stage.beta)
-        spent += n
+    if spent >= budget:
+        return run
+    planned = getattr(oracle, "planned_queries", None)
+    stage_reward = {}  # the reward of the stage being run: looked up once per stage
+
+    def reward_of(stage):
+        if stage_reward.get("stage") is not stage:
+            stage_reward.update(stage=stage, reward=rewards(stage.index))
+        return stage_reward["reward"]
+
+    def estimate(stage) -> Feedback:
+        y, n = oracle.estimate(reward_of(stage), stage.accuracy, delta)
+        return Feedback(y, n)
+
+    def tell(stage, feedback: Feedback) -> None:
+        algorithm.tell(stage.index, feedback.value, stage.accuracy)
+        run.append(
+            stage.index,
+            f_max - values[stage.index],
+            feedback.cost,
+            stage.accuracy,
+            feedback.value,
+            stage.beta,
+        )
+
+    run_loop(
+        algorithm,
+        estimate,
+        budget - spent,
+        tell=tell,
+        # Algorithm 1, line 5: an oracle that knows its count stops before overshooting
+        planned_cost=None
+        if planned is None
+        else lambda stage: planned(reward_of(stage), stage.accuracy, delta),
+        max_steps=max_stages - run.num_stages,
+    )
     return run

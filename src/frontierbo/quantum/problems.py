@@ -40,7 +40,7 @@ from frontierbo._validation import (
     check_vector,
 )
 from frontierbo.data import resolve_data_path, verify_sha256
-from frontierbo.quantum.rewards import BernoulliReward, GaussianReward
+from frontierbo.quantum.rewards import BernoulliReward, GaussianReward, renamed_keyword
 
 __all__ = [
     "AUTOML_GRID",
@@ -634,23 +634,31 @@ def automl_domain() -> np.ndarray:
     return np.array([[ci, gj] for ci in AUTOML_GRID for gj in AUTOML_GRID], dtype=float)
 
 
+#: Why ``svm=`` replaced ``accuracy=`` (the deprecation message).
+_SVM_REASON = "accuracy means the target accuracy of a quantum mean estimate in frontierbo.quantum"
+
+
+@renamed_keyword("accuracy", "svm", reason=_SVM_REASON)
 def automl_problem(
     sigma: float = 0.05,
     path: PathLike | None = None,
     *,
     verify: bool = True,
-    accuracy: SVMAccuracy | None = None,
+    svm: SVMAccuracy | None = None,
 ) -> QuantumBOProblem:
     """The AutoML problem (spec 4.3): RBF-SVM ``(C, gamma)`` tuning on Pima, 25 arms.
 
     The values are the validation accuracies computed with scikit-learn (176/231 at the best arm,
     index 15: ``C_norm = 0.75``, ``gamma_norm = 0``); Gaussian noise with standard deviation
     ``sigma`` (paper: 0.01 or 0.05).  ``value_at`` is the :class:`SVMAccuracy` callable (the
-    reference code evaluates the SVM at its continuous initial point).  ``accuracy`` reuses an
-    existing :class:`SVMAccuracy` (and its cache).  Needs scikit-learn (``frontierbo[automl]``).
+    reference code evaluates the SVM at its continuous initial point).  ``svm`` reuses an
+    existing :class:`SVMAccuracy` (and its cache); ``accuracy=`` is its deprecated old name.
+    Needs scikit-learn (``frontierbo[automl]``).
     """
     sigma = check_positive(sigma, "sigma")
-    svm = accuracy if accuracy is not None else SVMAccuracy(path=path, verify=verify)
+    checked = verify and svm is None  # a reused SVMAccuracy vouches for its own data
+    if svm is None:
+        svm = SVMAccuracy(path=path, verify=verify)
     domain = automl_domain()
     correct = np.array([svm.correct(u) for u in domain], dtype=int)
     values = correct / svm.n_val
@@ -664,7 +672,7 @@ def automl_problem(
         f"correct_of_{svm.n_val}": correct.reshape(k, k).tolist(),
         "n_train": int(svm.y_train.shape[0]),
         "n_val": svm.n_val,
-        "sha256": PIMA_SHA256 if (verify and accuracy is None) else None,
+        "sha256": PIMA_SHA256 if checked else None,
     }
     return QuantumBOProblem(
         name=f"automl-sigma{sigma:g}",
@@ -691,12 +699,13 @@ _PROBLEM_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
 QUANTUM_PROBLEMS = tuple(_PROBLEM_SPECS)
 
 
+@renamed_keyword("accuracy", "svm", reason=_SVM_REASON)
 def get_quantum_problem(name: str, **kwargs) -> QuantumBOProblem:
     """Build one of :data:`QUANTUM_PROBLEMS` by name.
 
     Synthetic names accept ``source`` (``"reference"`` default, or ``"generated"``), ``seed``,
-    ``path`` and ``verify``; AutoML names accept ``path``, ``verify`` and ``accuracy``.  The noise
-    type and ``sigma`` are fixed by the name.
+    ``path`` and ``verify``; AutoML names accept ``path``, ``verify`` and ``svm``
+    (``accuracy=`` is its deprecated old name).  The noise type and ``sigma`` are fixed by the name.
     """
     if name not in _PROBLEM_SPECS:
         raise ValueError(f"name must be one of {list(QUANTUM_PROBLEMS)}, got {name!r}")
@@ -705,13 +714,7 @@ def get_quantum_problem(name: str, **kwargs) -> QuantumBOProblem:
     if clash:
         raise TypeError(f"{clash} are fixed by the problem name {name!r}; pick another name")
     allowed = (
-        {"source", "seed", "path", "verify"}
-        if kind == "synthetic"
-        else {
-            "path",
-            "verify",
-            "accuracy",
-        }
+        {"source", "seed", "path", "verify"} if kind == "synthetic" else {"path", "verify", "svm"}
     )
     unknown = sorted(set(kwargs) - allowed)
     if unknown:

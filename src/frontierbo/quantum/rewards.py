@@ -2,7 +2,7 @@
 
 A quantum Monte Carlo (QMC) oracle for arm ``x`` (paper eq. 2) prepares a state whose
 objective-qubit amplitude ``a`` is an affine function of the mean reward.  Amplitude estimation
-returns ``a_hat`` with ``|a_hat - a| <= epsilon_a`` w.p. ``>= 1 - alpha``; the reward estimate is
+returns ``a_hat`` with ``|a_hat - a| <= eps_a`` w.p. ``>= 1 - alpha``; the reward estimate is
 ``offset + scale * a_hat``.  :class:`AmplitudeEncoding` carries that map, so the numpy simulator
 (:mod:`frontierbo.quantum.oracles`) and the Qiskit circuits (:mod:`frontierbo.quantum.circuits`)
 share it and differ only in how ``a_hat`` is produced.
@@ -13,16 +13,24 @@ Two encodings:
     For a finite reward distribution with values ``v_i`` in ``[low, high]`` and probabilities
     ``p_i``: prepare ``sum_i sqrt(p_i)|i>`` and rotate the objective qubit by
     ``2 arcsin sqrt(g_i)``, ``g_i = (v_i - low) / (high - low)``, controlled on ``|i>``.  Then
-    ``a = (E[v] - low) / (high - low)`` exactly, ``epsilon_a = epsilon / (high - low)`` and the
-    guarantee is ``|y - E[v]| <= epsilon`` w.p. ``>= 1 - alpha``.
+    ``a = (E[v] - low) / (high - low)`` exactly, ``eps_a = eps / (high - low)`` and the
+    guarantee is ``|y - E[v]| <= eps`` w.p. ``>= 1 - alpha``.
 
 ``"reference"`` (the Q-GP-UCB authors' code, spec section 2.7.2)
     Bernoulli: identical to ``"exact"``.  Gaussian: the objective is the least-significant qubit of
     the 64-point grid, whose one-probability is exactly 1/2 (the grid is symmetric about the mean),
-    and ``y = mean + (12 sigma / pi)(a_hat - 1/2)`` with ``epsilon_a = epsilon / (3 sigma)``.  The
+    and ``y = mean + (12 sigma / pi)(a_hat - 1/2)`` with ``eps_a = eps / (3 sigma)``.  The
     oracle thus estimates a *known* amplitude; ``sigma`` acts only through the query count and the
-    error scale, and the guarantee is ``|y - mean| <= (4/pi) epsilon``.  Kept so that the published
+    error scale, and the guarantee is ``|y - mean| <= (4/pi) eps``.  Kept so that the published
     figures can be compared query for query.
+
+Names.  In frontierbo ``epsilon`` is a privacy budget (PO-GP-UCB, LDP BO), so the target accuracy
+of a mean estimate is called ``accuracy`` in the quantum API (the papers' ``epsilon`` / ``eps_s``;
+formulas in docstrings and comments keep the papers' symbols ``eps``, ``eps_s``), and its
+amplitude-scale counterpart ``accuracy_a`` (the reference code's ``epsilon_a``, formula symbol
+``eps_a``; qiskit's ``epsilon_target``).  The old keywords ``epsilon=`` / ``epsilon_a=`` still work
+with a ``DeprecationWarning`` (:func:`renamed_keyword`) and the old attribute names are read-only
+aliases (:func:`renamed_field`).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from frontierbo import _deprecation
 from frontierbo._validation import check_int, check_real
 
 __all__ = [
@@ -45,9 +54,29 @@ __all__ = [
 ENCODINGS = ("exact", "reference")
 
 #: Bounds on the amplitude-scale target, as in the reference code (spec 2.7.1, step 1).
-EPSILON_A_MIN, EPSILON_A_MAX = 1e-6, 0.5
+ACCURACY_A_MIN, ACCURACY_A_MAX = 1e-6, 0.5
+#: Old names of :data:`ACCURACY_A_MIN`, :data:`ACCURACY_A_MAX`.
+EPSILON_A_MIN, EPSILON_A_MAX = ACCURACY_A_MIN, ACCURACY_A_MAX
 
 
+# -- deprecated names of the accuracy (module docstring) ---------------------------------------
+_ACCURACY_REASON = (
+    "in frontierbo epsilon is a privacy budget, and the target accuracy of a mean estimate is "
+    "called accuracy"
+)
+
+
+def renamed_keyword(old: str, new: str, *, reason: str = _ACCURACY_REASON):
+    """:func:`frontierbo._deprecation.renamed_keyword` with the accuracy rename as the reason."""
+    return _deprecation.renamed_keyword(old, new, reason=reason)
+
+
+def renamed_field(old: str, new: str, *, reason: str = _ACCURACY_REASON):
+    """:func:`frontierbo._deprecation.renamed_field` with the accuracy rename as the reason."""
+    return _deprecation.renamed_field(old, new, reason=reason)
+
+
+@renamed_field("epsilon_scale", "accuracy_scale")
 @dataclass(frozen=True)
 class AmplitudeEncoding:
     """How a reward's mean is read off an estimated amplitude.
@@ -55,18 +84,24 @@ class AmplitudeEncoding:
     Attributes:
         amplitude: ``a``, the probability that the objective qubit reads 1.
         offset, scale: the reward estimate is ``offset + scale * a_hat``.
-        epsilon_scale: the amplitude-scale target is ``epsilon_a = epsilon * epsilon_scale``
-            (clipped to ``[1e-6, 0.5]``).
+        accuracy_scale: the amplitude-scale target is ``accuracy_a = accuracy * accuracy_scale``
+            (clipped to ``[1e-6, 0.5]``); ``epsilon_scale`` is its old name.
     """
 
     amplitude: float
     offset: float
     scale: float
-    epsilon_scale: float
+    accuracy_scale: float
+
+    @renamed_keyword("epsilon", "accuracy")
+    def accuracy_a(self, accuracy: float) -> float:
+        """Amplitude-scale accuracy ``eps_a`` for a reward-scale target ``accuracy`` (clipped,
+        spec 2.7.1)."""
+        return float(np.clip(accuracy * self.accuracy_scale, ACCURACY_A_MIN, ACCURACY_A_MAX))
 
     def epsilon_a(self, epsilon: float) -> float:
-        """Amplitude-scale accuracy for a reward-scale target ``epsilon`` (clipped, spec 2.7.1)."""
-        return float(np.clip(epsilon * self.epsilon_scale, EPSILON_A_MIN, EPSILON_A_MAX))
+        """Old name of :meth:`accuracy_a`."""
+        return self.accuracy_a(epsilon)
 
     def to_reward(self, a_hat: float) -> float:
         return self.offset + self.scale * a_hat
@@ -105,7 +140,7 @@ class BernoulliReward:
 
     def encoding(self, kind: str = "exact") -> AmplitudeEncoding:
         _check_encoding(kind)  # both encodings coincide: a = p, y = a_hat
-        return AmplitudeEncoding(amplitude=self.mean, offset=0.0, scale=1.0, epsilon_scale=1.0)
+        return AmplitudeEncoding(amplitude=self.mean, offset=0.0, scale=1.0, accuracy_scale=1.0)
 
 
 @dataclass(frozen=True)
@@ -151,7 +186,7 @@ class GaussianReward:
                 amplitude=0.5,
                 offset=self.mean - 6.0 * self.sigma / math.pi,
                 scale=12.0 * self.sigma / math.pi,
-                epsilon_scale=1.0 / (3.0 * self.sigma),
+                accuracy_scale=1.0 / (3.0 * self.sigma),
             )
         values, probs = self.support()
         width = self.high - self.low
@@ -160,7 +195,7 @@ class GaussianReward:
             amplitude=min(1.0, max(0.0, amplitude)),
             offset=self.low,
             scale=width,
-            epsilon_scale=1.0 / width,
+            accuracy_scale=1.0 / width,
         )
 
 

@@ -15,10 +15,11 @@ squared exponential kernel (variance 1, ``lengthscale`` in normalised units) on 
 methods use the normalised features directly (linear kernel ``x^T x'``, no intercept).
 
 Protocol (as the reproduction, :mod:`frontierbo.quantum.experiment`, on a finite domain):
-``lambda = 1``; first one seeded uniformly random arm is queried with ``epsilon = 1`` (the reference
+``lambda = 1``; first one seeded uniformly random arm is queried with accuracy 1 (the reference
 code's initial point), then UCB stages run until ``budget`` queries are spent (the last stage
 completes; regret is cut at ``budget`` queries, :func:`~frontierbo.quantum.loop.run_stages`).
-Quantum methods estimate the chosen arm's mean to accuracy ``epsilon_s`` with IQAE (failure
+Quantum methods estimate the chosen arm's mean to the stage's accuracy ``eps_s`` (the paper's
+``epsilon_s``, chosen by the algorithm; not a privacy budget) with IQAE (failure
 probability ``delta`` per stage), simulated in NumPy (``backend="numpy"``) or run on Qiskit
 circuits (``"statevector"`` / ``"aer"``, extra ``frontierbo[quantum]``); classical methods pull
 the arm once per query.  Each query on an arm with gap ``f* - f(x)`` adds that gap to the regret.
@@ -37,6 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from frontierbo._validation import check_int, check_real
+from frontierbo.core.acquisition import resolve_width
 from frontierbo.io import (
     RESULT_FILENAME,
     check_out_dir,
@@ -48,7 +50,7 @@ from frontierbo.io import (
     select_feature_columns,
     write_json_atomic,
 )
-from frontierbo.quantum.q_gp_ucb import BETA_SCHEDULES, WEIGHTINGS
+from frontierbo.quantum.q_gp_ucb import WEIGHTINGS, WIDTH_SCHEDULES
 from frontierbo.quantum.rewards import ENCODINGS, BernoulliReward, GaussianReward
 
 __all__ = [
@@ -161,25 +163,25 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
 
 
 # -- parameters ---------------------------------------------------------------------------------
-def _parse_beta(beta, algorithm: str):
+def _parse_width(width, algorithm: str):
     """``None`` -> the algorithm's default; ``"log"``/``"theory"``; a positive number (or its text)."""
-    if beta is None:
+    if width is None:
         return "log" if algorithm in QUANTUM else CLASSICAL_BETA
-    if isinstance(beta, str):
-        text = beta.strip()
-        if text in BETA_SCHEDULES:
+    if isinstance(width, str):
+        text = width.strip()
+        if text in WIDTH_SCHEDULES:
             return text
         try:
-            beta = float(text)
+            width = float(text)
         except ValueError:
             raise ValueError(
-                f"beta (--beta) must be 'log', 'theory' or a positive number, got {beta!r}"
+                f"width (--width) must be 'log', 'theory' or a positive number, got {width!r}"
             ) from None
     try:
-        return check_real(beta, "beta (--beta)", low=0.0)
+        return check_real(width, "width (--width)", low=0.0)
     except TypeError:
         raise TypeError(
-            f"beta (--beta) must be 'log', 'theory' or a positive number, got {beta!r}"
+            f"width (--width) must be 'log', 'theory' or a positive number, got {width!r}"
         ) from None
 
 
@@ -189,12 +191,12 @@ def _choice(value, name: str, allowed) -> str:
     return value
 
 
-def _check_params(algorithm, budget, seed, lengthscale, beta, weighting, encoding, backend, delta):
+def _check_params(algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta):
     algorithm = _choice(algorithm, "algorithm (--algorithm)", ALGORITHMS)
     budget = check_int(budget, "budget (--iterations)", low=1)
     seed = check_int(seed, "seed (--seed)", low=0)
     lengthscale = check_real(lengthscale, "lengthscale (--lengthscale)", low=0.0)
-    beta = _parse_beta(beta, algorithm)
+    width = _parse_width(width, algorithm)
     weighting = _choice(weighting, "weighting (--weighting)", WEIGHTINGS)
     encoding = _choice(encoding, "encoding (--encoding)", ENCODINGS)
     backend = _choice(backend, "backend (--backend)", BACKENDS)
@@ -210,7 +212,7 @@ def _check_params(algorithm, budget, seed, lengthscale, beta, weighting, encodin
                     f"{flag}={value!r} applies to the quantum algorithms {list(QUANTUM)} only; "
                     f"{algorithm} pulls one classical reward per query"
                 )
-    return algorithm, budget, seed, lengthscale, beta, weighting, encoding, backend, delta
+    return algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta
 
 
 def _make_oracle(algorithm: str, backend: str, encoding: str, rng: np.random.Generator):
@@ -232,19 +234,19 @@ def _make_oracle(algorithm: str, backend: str, encoding: str, rng: np.random.Gen
         ) from None
 
 
-def _make_algorithm(algorithm: str, X: np.ndarray, lengthscale: float, beta, weighting, delta):
+def _make_algorithm(algorithm: str, X: np.ndarray, lengthscale: float, width, weighting, delta):
     from frontierbo.core.kernels import SquaredExponential
     from frontierbo.quantum.linear import LinUCB, QLinUCB
     from frontierbo.quantum.q_gp_ucb import QGPUCB, ClassicalGPUCB
 
     if algorithm == "q-linucb":
-        return QLinUCB(X, lam=LAM, beta=beta, delta=delta, weighting=weighting)
+        return QLinUCB(X, lam=LAM, width=width, delta=delta, weighting=weighting)
     if algorithm == "linucb":
-        return LinUCB(X, lam=LAM, beta=beta, delta=delta)
+        return LinUCB(X, lam=LAM, width=width, delta=delta)
     gram = SquaredExponential(lengthscale, 1.0)(X)
     if algorithm == "q-gp-ucb":
-        return QGPUCB(gram, lam=LAM, beta=beta, delta=delta, weighting=weighting)
-    return ClassicalGPUCB(gram, lam=LAM, beta=beta, delta=delta)
+        return QGPUCB(gram, lam=LAM, width=width, delta=delta, weighting=weighting)
+    return ClassicalGPUCB(gram, lam=LAM, width=width, delta=delta)
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -256,12 +258,13 @@ def run_quantum_on_csv(
     algorithm: str = "q-gp-ucb",
     features: Sequence[str] | str | None = None,
     lengthscale: float = 0.2,
-    beta: float | str | None = None,
+    width: float | str | None = None,
     weighting: str = "paper",
     encoding: str = "exact",
     backend: str = "numpy",
     delta: float = 0.05,
     out: str | os.PathLike | None = None,
+    beta: float | str | None = None,
 ) -> dict:
     """Run ``algorithm`` for ``budget`` queries on the arm table in ``path`` (module doc).
 
@@ -272,7 +275,8 @@ def run_quantum_on_csv(
         algorithm: ``"q-gp-ucb"``, ``"gp-ucb"``, ``"q-linucb"`` or ``"linucb"``.
         features: feature columns (default: every column except the reward columns).
         lengthscale: SE length-scale on the normalised features (GP methods; ignored by linear).
-        beta: UCB width multiplier: a positive number, ``"log"`` (``1 + ln n``) or ``"theory"``
+        width: UCB width (multiplies sigma; ``--width``, the papers' beta): a positive number,
+            ``"log"`` (``1 + ln n``) or ``"theory"``
             (Theorem 3 / 6 for the quantum methods, GP-UCB's / OFUL's for the classical ones);
             default ``"log"`` for quantum methods, ``sqrt(2)`` for classical ones.
         weighting: ``"paper"`` (eq. 3) or ``"reference"`` (authors' code); quantum methods only.
@@ -282,6 +286,8 @@ def run_quantum_on_csv(
         delta: failure probability of every stage's estimate, in (0, 1) (also the confidence of
             the ``"theory"`` width).
         out: directory; when given, ``out/result.json`` is written atomically after the run.
+        beta: deprecated alias of ``width`` (``DeprecationWarning``; the result keeps the key
+            ``"beta"`` for the width).
 
     Returns a JSON-ready dict: the inputs and ``parameters``; ``total_queries``, ``num_stages``,
     ``last_stage_start`` (queries spent before the last stage, ``< budget``); ``regret``
@@ -291,14 +297,19 @@ def run_quantum_on_csv(
     with the highest posterior mean, each with ``index``, ``mean``, ``gap``, ``features``);
     ``distinct_arms`` (sorted, the initial arm included); ``queries_per_arm`` and
     ``stages_per_arm`` (length n); for quantum methods ``stages``: one dict per stage (stage 0 is
-    the initial arm) with ``arm, epsilon, queries, started_at, estimate, beta``.
+    the initial arm) with ``arm, epsilon, queries, started_at, estimate, beta``, where the stored
+    key ``epsilon`` holds the stage's accuracy and ``beta`` its width (the keys keep their names
+    so that results stay comparable).
 
     Raises:
         FileNotFoundError, ValueError, TypeError: for any bad argument, before any work is done
         and before any file is created.
     """
-    algorithm, budget, seed, lengthscale, beta, weighting, encoding, backend, delta = _check_params(
-        algorithm, budget, seed, lengthscale, beta, weighting, encoding, backend, delta
+    width = resolve_width(width, beta, default=None, owner="run_quantum_on_csv")
+    algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta = (
+        _check_params(
+            algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta
+        )
     )
     out = check_out_dir(out)
     table = load_arm_table(path, features)
@@ -317,7 +328,7 @@ def run_quantum_on_csv(
             for m, s in zip(table["mean"], table["sigma"], strict=True)
         ]
     started = time.perf_counter()
-    algo = _make_algorithm(algorithm, X, lengthscale, beta, weighting, delta)
+    algo = _make_algorithm(algorithm, X, lengthscale, width, weighting, delta)
     first = int(np.random.default_rng(init_ss).integers(n))
     try:
         run = run_stages(
@@ -364,7 +375,7 @@ def run_quantum_on_csv(
     params = {
         "kernel": "linear" if algorithm in LINEAR else "squared_exponential",
         "lengthscale": None if algorithm in LINEAR else lengthscale,
-        "beta": beta,
+        "beta": width,  # the stored key keeps its name (results stay comparable)
         "lam": LAM,
         "delta": delta,
         "weighting": weighting if quantum else None,
@@ -375,7 +386,7 @@ def run_quantum_on_csv(
             if quantum
             else "one classical pull per query"
         ),
-        "initial": {"arm": first, "epsilon": 1.0},
+        "initial": {"arm": first, "epsilon": 1.0},  # stored key: the accuracy of stage 0
         "normalisation": {
             name: {"min": float(table["min"][j]), "max": float(table["max"][j])}
             for j, name in enumerate(names)
@@ -416,7 +427,7 @@ def run_quantum_on_csv(
             {
                 "stage": s,
                 "arm": int(points[s]),
-                "epsilon": run.epsilons[s],
+                "epsilon": run.accuracies[s],  # stored key kept, as "beta" below
                 "queries": int(queries[s]),
                 "started_at": int(started_at[s]),
                 "estimate": run.estimates[s],
@@ -473,7 +484,7 @@ def format_quantum_result(result: dict, max_stages: int = 6) -> str:
     stages = result.get("stages")
     if stages:
         lines.append("stages (stage 0: the random initial arm):")
-        lines.append("  stage  arm  epsilon  queries  estimate")
+        lines.append("  stage  arm  accuracy  queries  estimate")
         half = max_stages // 2
         shown = stages if len(stages) <= max_stages else stages[:half] + [None] + stages[-half:]
         for st in shown:
@@ -481,7 +492,7 @@ def format_quantum_result(result: dict, max_stages: int = 6) -> str:
                 lines.append(f"  ... {len(stages) - 2 * half} more stages ...")
                 continue
             lines.append(
-                f"  {st['stage']:>5}  {st['arm']:>3}  {fmt_number(st['epsilon'], 4):>7}  "
+                f"  {st['stage']:>5}  {st['arm']:>3}  {fmt_number(st['epsilon'], 4):>8}  "
                 f"{st['queries']:>7}  {fmt_number(st['estimate'], 4):>8}"
             )
     else:
