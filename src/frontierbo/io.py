@@ -292,15 +292,62 @@ def select_feature_columns(
     return names
 
 
-def check_out_dir(out) -> Path | None:
-    """Validate ``--out`` (a directory, existing or not) before any work; None passes."""
+def check_out_dir(out, flag: str = "--out") -> Path | None:
+    """Validate ``--out`` (a directory, existing or not) before any work; None passes.
+
+    Beyond its type and kind, this checks that the directory can be created and written, by
+    creating (and removing) a probe entry in it, or, when it does not exist yet, in its nearest
+    existing ancestor: an unwritable ``--out`` then fails in a second, not after the whole
+    computation. Permission bits alone would not do (root ignores them, and ``/proc`` refuses
+    new entries whatever the bits say). Nothing is left behind. Every failure is one ValueError
+    naming ``flag`` and the reason; ``flag`` names the option in messages.
+    """
     if out is None:
         return None
     if not isinstance(out, str | os.PathLike):
-        raise TypeError(f"--out must be a directory path, got {out!r}")
+        raise TypeError(f"{flag} must be a directory path, got {out!r}")
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {str(out)!r} exists and is not a directory")
-    if (out / RESULT_FILENAME).is_dir():
-        raise ValueError(f"--out {str(out)!r}: {RESULT_FILENAME} is a directory")
+    where = f"{flag} {str(out)!r}"
+    try:
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"{where} exists and is not a directory")
+        if (out / RESULT_FILENAME).is_dir():
+            raise ValueError(f"{where}: {RESULT_FILENAME} is a directory")
+        if out.is_dir():
+            fd, probe = tempfile.mkstemp(dir=out, prefix=".frontierbo-probe-")
+            os.close(fd)
+            os.unlink(probe)
+            return out
+        ancestor = out.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise ValueError(
+                f"{where} cannot be created: {str(ancestor)!r} is a file, not a directory"
+            )
+        os.rmdir(tempfile.mkdtemp(dir=ancestor, prefix=".frontierbo-probe-"))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ValueError(
+            f"{where} cannot be created or written ({reason}); choose a writable directory"
+        ) from None
     return out
+
+
+#: Largest magnitude accepted in a modelled CSV column (features, targets, rewards): fits and
+#: kernels square differences of values, and (1e150)^2 is still far from double overflow (1.8e308).
+MAX_ABS_VALUE = 1e150
+
+
+def check_magnitude(values, lines: list[int], name: str, role: str, where: str) -> None:
+    """One ValueError naming the file, the column and the first row whose ``|value|`` exceeds
+    :data:`MAX_ABS_VALUE` (a value near the float limit would overflow inside the model)."""
+    values = np.asarray(values, dtype=float)
+    bad = np.flatnonzero(np.abs(values) > MAX_ABS_VALUE)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"{where}: {role} column {name!r}, row {i} (file line {lines[i]}): {values[i]:g} is "
+            f"too large in magnitude; every value must satisfy |value| <= {MAX_ABS_VALUE:g} so "
+            "that squared differences stay finite in double precision (rescale the column)"
+        )

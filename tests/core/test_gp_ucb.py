@@ -112,3 +112,52 @@ def test_table_oracle_common_random_numbers():
     assert [a.query(i) for i in (0, 1, 2)] == [b.query(i) for i in (2, 2, 0)]
     with pytest.raises(ValueError, match="index"):
         a.query(3)
+
+
+# -- the std / variance switch, the kernel check and repeated asks (issue 10) -----------------
+def _observed_opt(**kwargs):
+    X, f, kernel = _grid_problem(n=60)
+    opt = GPUCB(X, kernel, 1e-4, **kwargs)
+    for i in (3, 30, 47):
+        opt.tell(i, float(f[i]))
+    return opt
+
+
+def test_uncertainty_variance_multiplies_the_variance_by_sqrt_beta():
+    std, var = _observed_opt(delta=0.1), _observed_opt(delta=0.1, uncertainty="variance")
+    n, t = std.gp.n, 4
+    width = np.sqrt(2 * np.log(n * t**2 * np.pi**2 / (6 * 0.1)))  # Mitan/po-gp-ucb UCB.py
+    np.testing.assert_allclose(
+        var.acquisition(t), var.gp.mean + width * var.gp.posterior_variance(), rtol=1e-12
+    )
+    np.testing.assert_allclose(std.acquisition(t), std.gp.mean + width * std.gp.std, rtol=1e-12)
+    scores = var.acquisition(1).copy()
+    scores[var.gp.observed_indices] = -np.inf
+    assert var.ask() == int(np.argmax(scores))
+    with pytest.raises(ValueError, match="uncertainty must be one of"):
+        GPUCB(np.zeros((2, 1)), SquaredExponential(1.0, 1.0), 0.1, uncertainty="sd")
+
+
+def test_std_path_is_unchanged_by_the_switch():
+    a, b = _observed_opt(), _observed_opt(uncertainty="std")
+    assert a.ask() == b.ask()
+    ref = a.gp.mean + np.sqrt(beta_srinivas(2, a.gp.n, 0.025)) * np.sqrt(a.gp.posterior_variance())
+    np.testing.assert_array_equal(a.acquisition(), ref)
+
+
+def test_missing_kernel_is_a_type_error_naming_kernel():
+    with pytest.raises(TypeError, match="kernel must be a kernel object.*got None"):
+        GPUCB(np.zeros((3, 1)), None, 0.1)
+    with pytest.raises(TypeError, match="kernel"):
+        GPUCB(np.zeros((3, 1)), "se", 0.1)
+
+
+def test_ask_twice_without_tell_returns_the_pending_row_and_keeps_t():
+    opt = _observed_opt()
+    first = opt.ask()
+    assert opt.t == 1 and opt.pending == first
+    assert opt.ask() == first and opt.t == 1  # a retry, not a new round
+    opt.tell(first, 0.0)
+    assert opt.pending is None
+    second = opt.ask()
+    assert second != first and opt.t == 2

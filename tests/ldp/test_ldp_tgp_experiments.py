@@ -312,6 +312,13 @@ def test_load_reward_table_reads_arms(tmp_path):
         ("a,b\n1,2\n3,4\n", ["--exclude", "c"], r"--exclude column\(s\) \['c'\] not found"),
         ("a,b\n1,2\n3,4\n", ["--target", "a"], r"unrecognized arguments: --target a"),
         ("a,b\n1,2\n3,4\n", ["--beta-scale", "-1"], r"beta_scale \(--beta-scale\)"),
+        (
+            "a,b\n1e308,2\n-1e308,4\n",
+            [],
+            r"arm column 'a', row 0 \(file line 2\): 1e\+308 is too large in magnitude",
+        ),
+        ("a,b\n1,3\n3,1\n", [], r"every arm column has the same mean 2: every arm is optimal"),
+        ("a,b\n1,2\n3,4\n", ["--out", "/proc/x"], r"--out '/proc/x' cannot be created or"),
     ],
 )
 def test_cli_run_ldp_bo_bad_inputs_are_named(tmp_path, capsys, content, extra, message):
@@ -336,3 +343,15 @@ def test_cli_run_ldp_bo_needs_algorithm_and_gp_ucb_needs_target(tmp_path, capsys
     argv = ["run", "gp-ucb", "--data", str(data), "--target", "arm0", "-T", "2"]
     assert main([*argv, "--algorithm", "tgp"]) == 2
     assert "unrecognized arguments: --algorithm tgp" in capsys.readouterr().err
+
+
+def test_identical_runs_write_byte_identical_result_json(tmp_path, capsys):
+    """Wall-clock time is printed, not stored: a seed fixes result.json's bytes."""
+    data = write_rewards(tmp_path / "rewards.csv")
+    args = ["run", "ldp-bo", "--algorithm", "ata", "--data", str(data), "--exclude", "Date"]
+    for name in ("a", "b"):
+        assert main([*args, "-T", "100", "--epsilon", "1", "--out", str(tmp_path / name)]) == 0
+        assert "wall time:" in capsys.readouterr().out
+    first = (tmp_path / "a" / "result.json").read_bytes()
+    assert first == (tmp_path / "b" / "result.json").read_bytes()
+    assert b"seconds" not in first

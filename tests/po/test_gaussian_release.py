@@ -157,3 +157,105 @@ def test_zcdp_sigma_conversion_by_hand():
     sigma = zcdp_gaussian_sigma(1.0, 1e-5)
     rho = 1.0 / (2 * sigma**2)
     assert rho + 2 * math.sqrt(rho * math.log(1e5)) == pytest.approx(1.0, rel=1e-12)
+
+
+# -- the calibration's range (issue 10: a privacy check was an `assert`) -------------------------
+SMALL_EPSILONS = [1e-9, 3e-9, 1e-8, 1e-7, 1e-6, 2.9e-6]
+
+
+@pytest.mark.parametrize("delta", [1e-12, 1e-5, 0.5])
+def test_zcdp_sigma_inverts_exactly_for_tiny_and_huge_epsilon(delta):
+    """sqrt(L + eps) - sqrt(L) cancelled for small eps (2e-6 relative at 1e-9): sigma came out
+    too small and the claimed epsilon was false. The inverse must hold to rounding everywhere."""
+    from frontierbo.po.gaussian_release import zcdp_epsilon, zcdp_gaussian_sigma
+
+    for epsilon in [1e-12, 1e-10, *SMALL_EPSILONS, 1e-3, 1.0, 1e3, 1e300]:
+        sigma = zcdp_gaussian_sigma(epsilon, delta)
+        assert zcdp_epsilon(sigma, delta) == pytest.approx(epsilon, rel=1e-14)
+
+
+@pytest.mark.parametrize("delta", [1e-12, 1e-5, 0.5])
+def test_small_epsilon_releases_within_its_claim(delta):
+    """The probe's failing range (1e-9 .. 2.9e-6) releases, and never above the stated epsilon."""
+    X = np.random.default_rng(1).uniform(-1, 1, (4, 3))
+    for epsilon in SMALL_EPSILONS:
+        mech = GaussianRowMechanism(epsilon, delta)
+        rel = mech.release(X, 2)  # was a bare AssertionError
+        discrete = mech._discrete_mechanism(1.0, 3, 1.0)
+        assert rel.guarantee.epsilon == epsilon and rel.info["noise_std"] == discrete.sigma
+        assert discrete.epsilon <= epsilon
+        assert discrete.epsilon > epsilon * (1 - 1e-6)  # tight: no noise is wasted either
+
+
+def _range_error(epsilon, delta, *, dim=2, max_abs=25.0) -> str:
+    with pytest.raises(ValueError) as info:
+        GaussianRowMechanism(epsilon, delta).check_range(dim, max_abs)
+    return str(info.value)
+
+
+def test_epsilon_below_the_samplers_range_is_refused_with_the_range():
+    with pytest.raises(ValueError, match="epsilon is too small"):
+        GaussianRowMechanism(1e-12, 1e-5).release(np.ones((2, 2)), 0)  # named granularity
+    message = _range_error(1e-12, 1e-5)
+    assert "epsilon=1e-12 with delta=1e-05 is outside the range" in message
+    assert "epsilon is too small" in message and "granularity" not in message
+    bound = float(message.rsplit("epsilon >= ", 1)[1])
+    GaussianRowMechanism(bound, 1e-5).check_range(2, 25.0)  # the stated bound works
+    assert "too small" in _range_error(bound * 0.99, 1e-5)  # and it is nearly tight
+
+
+def test_epsilon_above_the_samplers_range_is_refused_with_the_range():
+    message = _range_error(1e300, 1e-300)
+    assert "epsilon=1e+300 with delta=1e-300 is outside the range" in message
+    assert "epsilon is too large" in message and "granularity" not in message
+    bound = float(message.rsplit("epsilon <= ", 1)[1])
+    GaussianRowMechanism(bound, 1e-300).check_range(2, 25.0)
+    X = np.full((2, 2), 25.0)
+    GaussianRowMechanism(bound, 1e-300).release(X, 0)  # release agrees with check_range
+    with pytest.raises(ValueError, match="epsilon is too large"):
+        GaussianRowMechanism(1e300, 1e-300).release(X, 0)
+    assert "rescale the data" in _range_error(1.0, 1e-5, max_abs=1e13)
+
+
+CHEAT = """
+import numpy as np
+import frontierbo.po.gaussian_release as g
+true_sigma = g.zcdp_gaussian_sigma
+g.zcdp_gaussian_sigma = lambda *a: 0.5 * true_sigma(*a)  # a calibration bug: half the noise
+try:
+    g.GaussianRowMechanism(1.0, 1e-5).release(np.zeros((2, 2)), 0)
+except ValueError as exc:
+    print("refused:", exc)
+else:
+    print("released")
+"""
+
+
+@pytest.mark.parametrize("flags", [[], ["-O"]])
+def test_a_broken_calibration_is_refused_also_under_python_O(flags):
+    """The guarantee is checked by code, not by an assert that -O strips."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, *flags, "-c", CHEAT], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("refused: the hardened Gaussian release cannot certify"), (
+        done.stdout
+    )
+
+
+def test_no_assert_guards_anything_in_the_library():
+    """`python -O` removes asserts: no check in src/ may be one."""
+    import ast
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "src" / "frontierbo"
+    found = [
+        f"{path.relative_to(src)}:{node.lineno}"
+        for path in sorted(src.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assert)
+    ]
+    assert found == []

@@ -290,3 +290,37 @@ def test_curator_rejects_bad_index():
     curator = Curator(TOY, np.arange(4.0), RandomProjectionMechanism(1.0, 0.1, 2), seed=0)
     with pytest.raises(ValueError, match=r"index must be an integer in \[0, 3\]"):
         curator.query(4)
+
+
+# -- the additive lift of the authors' code (issue 10) ----------------------------------------
+def test_additive_lift_adds_omega_to_every_singular_value():
+    X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 2.0], [0.0, -2.0]])  # sigma = 2.828, 1.414
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mech = RandomProjectionMechanism(
+            1.0, 1e-5, 2, projection=np.eye(2), omega=2.0, lift="additive"
+        )
+        rel = mech.release(X, 0)
+        sqrt_rel = RandomProjectionMechanism(1.0, 1e-5, 2, projection=np.eye(2), omega=2.0).release(
+            X
+        )
+    assert rel.info["branch"] == "else" and rel.info["lift"] == "additive"
+    lifted = np.linalg.svd(rel.Z * np.sqrt(2), compute_uv=False)
+    np.testing.assert_allclose(lifted, [np.sqrt(8) + 2, np.sqrt(2) + 2], rtol=1e-12)
+    assert rel.info["c_prime"] == pytest.approx((1 + 2 / np.sqrt(2)) ** 2)
+    np.testing.assert_allclose(
+        np.linalg.svd(sqrt_rel.Z * np.sqrt(2), compute_uv=False), [np.sqrt(12), np.sqrt(6)]
+    )
+    assert sqrt_rel.info["c_prime"] == pytest.approx(3.0) and sqrt_rel.info["lift"] == "sqrt"
+    with pytest.raises(ValueError, match="lift must be one of"):
+        RandomProjectionMechanism(1.0, 1e-5, 2, lift="multiplicative")
+
+
+def test_additive_lift_leaves_the_if_branch_alone():
+    X = grid(size=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = RandomProjectionMechanism(np.exp(9.0), 1e-5, 5, lift="additive").release(X, 3)
+        b = RandomProjectionMechanism(np.exp(9.0), 1e-5, 5).release(X, 3)
+    assert a.info["branch"] == "if"
+    np.testing.assert_array_equal(a.Z, b.Z)

@@ -31,6 +31,7 @@ from frontierbo.po.problems import (
     verify_sha256,
 )
 from frontierbo.po.problems import property as property_module
+from frontierbo.po.problems.synthetic import resample
 
 SIGMA_GRID = 1030.8785  # spec §6.2: 100 * (25 / sqrt 2) * sqrt(101 / 297)
 URA = "ura/ura_private_projects.csv"
@@ -96,7 +97,7 @@ def test_problem_validation_and_read_only():
 
 @pytest.mark.parametrize("h", [1.0, 2.5, 4.0, 5.0])
 def test_synthetic_grid_sigma_min(h):
-    p = synthetic_gp_grid(seed=0, half_width=h)
+    p = synthetic_gp_grid(seed=0, half_width=h, geometry="table1")
     assert np.linalg.svd(p.inputs, compute_uv=False) == pytest.approx([SIGMA_GRID] * 2, abs=1e-3)
     check_preprocessed(p)
     s = 25.0 / (h * math.sqrt(2.0))
@@ -104,8 +105,35 @@ def test_synthetic_grid_sigma_min(h):
     assert p.lengthscale == pytest.approx(1.25 * s)
 
 
-def test_synthetic_fields_and_row_order():
+def test_synthetic_default_is_the_authors_setting():
+    """Mitan/po-gp-ucb: grid [-1, 1]^2 * 25/sqrt(2), l = 0.25 * 25, a new sample per run."""
     p = synthetic_gp_grid(seed=3)
+    assert p.meta["geometry"] == "authors" and p.meta["per_run"] is True
+    assert p.meta["scale"] == pytest.approx(1.0)
+    assert p.lengthscale == pytest.approx(6.25)
+    assert np.abs(p.inputs).max() == pytest.approx(25.0 / math.sqrt(2.0))
+    assert np.linalg.norm(p.inputs, axis=1).max() == pytest.approx(25.0)
+    assert np.linalg.svd(p.inputs, compute_uv=False) == pytest.approx([SIGMA_GRID] * 2, abs=1e-3)
+    old = synthetic_gp_grid(seed=3, geometry="table1")
+    assert old.meta["per_run"] is False and old.meta["half_width"] == 4.0
+    assert old.lengthscale == pytest.approx(1.25 * 25.0 / (4.0 * math.sqrt(2.0)))
+    with pytest.raises(ValueError, match="geometry must be one of"):
+        synthetic_gp_grid(geometry="wide")
+
+
+def test_synthetic_resample_draws_a_new_function_on_the_same_grid():
+    p = synthetic_gp_grid(seed=3, grid_size=20)
+    a, b = resample(p, 11), resample(p, 11)
+    np.testing.assert_array_equal(a.values, b.values)
+    np.testing.assert_array_equal(a.inputs, p.inputs)
+    assert not np.allclose(a.values, p.values) and not np.allclose(a.values, resample(p, 12).values)
+    assert a.lengthscale == p.lengthscale and a.meta["seed"] == 11
+    # resample(seed) is the builder's sample for that seed: the per-run function is well defined
+    np.testing.assert_array_equal(a.values, synthetic_gp_grid(seed=11, grid_size=20).values)
+
+
+def test_synthetic_fields_and_row_order():
+    p = synthetic_gp_grid(seed=3, geometry="table1")
     assert p.inputs.shape == (10000, 2) and p.values.shape == (10000,)
     assert p.prior_mean == 0.0 and p.signal_variance == 1.0 and p.noise_variance == 1e-5
     assert p.observation_noise_std == pytest.approx(math.sqrt(1e-5))
@@ -132,7 +160,9 @@ def test_grid_sampler_matches_dense_kernel_in_row_order():
 def test_synthetic_covariance_over_seeds():
     # The public builder on a 6 x 6 grid: values over many seeds have the kernel's covariance.
     seeds = range(2000)
-    V = np.array([synthetic_gp_grid(seed=k, grid_size=6, half_width=2.0).values for k in seeds])
+    V = np.array(
+        [synthetic_gp_grid(k, grid_size=6, half_width=2.0, lengthscale=1.25).values for k in seeds]
+    )
     g = np.linspace(-2.0, 2.0, 6)
     K = SquaredExponential(1.25, 1.0)(grid_inputs(g, g))
     emp = V.T @ V / len(seeds)

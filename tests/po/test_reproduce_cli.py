@@ -1,6 +1,7 @@
 """End-to-end: the reproduction pipeline (resume included), the demo and the CLI."""
 
 import json
+import os
 import warnings
 from dataclasses import replace
 
@@ -56,6 +57,8 @@ def test_reproduce_writes_every_artefact(tmp_path):
         "Table 1" in report and "Table 3" in report and "**not** differentially private" in report
     )
     assert "## Audit of the published release" in report and "9997/9997" not in report
+    assert "ours, ref" in report and "S + omega" in report and "variance" in report
+    assert "paper ≈ 0.003" in report  # the derived non-private baseline beside ours
     assert result["audit"][0]["distinguisher"]["accuracy"] == 1.0
     summary = result["datasets"]["synthetic"]
     for config in summary["configs"].values():
@@ -79,6 +82,9 @@ def test_options_quick_defaults_and_bad_datasets(tmp_path):
         reproduce(tmp_path / "x", runs=0)
     with pytest.raises(TypeError, match="beta_scale"):
         rep.options(tmp_path, beta_scale=0.1)
+    assert rep.options(tmp_path)["synthetic_geometry"] == "authors"
+    with pytest.raises(ValueError, match="synthetic_geometry must be one of"):
+        reproduce(tmp_path / "x", synthetic_geometry="wide")
     assert not (tmp_path / "x").exists()  # nothing written before the inputs are valid
 
 
@@ -110,7 +116,9 @@ def test_interrupted_sweep_resumes_without_losing_or_repeating(tmp_path, monkeyp
     monkeypatch.setattr(report, "REPRODUCTION", real)
     reproduce_small(tmp_path)
     ids = [r["run_id"] for r in ResultStore(tmp_path / "runs.jsonl").load()]
-    assert len(ids) == len(set(ids)) == 2 * len(exp.configurations(exp.SETUPS["synthetic"]))
+    setup = exp.SETUPS["synthetic"]
+    n_configs = sum(len(exp.configurations(setup, p)) for p in exp.PROFILES)
+    assert len(ids) == len(set(ids)) == 2 * n_configs
     assert ids[:7] == calls
 
 
@@ -130,6 +138,77 @@ def test_problem_cache_round_trip(tmp_path):
     np.testing.assert_array_equal(loaded.inputs, problem.inputs)
     np.testing.assert_array_equal(loaded.values, problem.values)
     assert loaded.lengthscale == problem.lengthscale and loaded.meta == problem.meta
+    assert exp.problem_checksum(loaded) == exp.problem_checksum(problem)
+    with pytest.raises(ValueError, match="does not hold the problem"):
+        exp.load_problem(str(path), "0" * 64)
+
+
+def test_problem_files_get_unique_temporary_names(tmp_path, monkeypatch):
+    """Two sweeps writing the same problem file must not share a temporary file."""
+    names, real = [], os.replace
+
+    def recording_replace(src, dst, *args, **kwargs):
+        names.append(str(src))
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", recording_replace)
+    problem = small_synthetic("synthetic")
+    exp.save_problem(problem, tmp_path / "p.npz")
+    exp.save_problem(problem, tmp_path / "p.npz")
+    assert len(names) == 2 and names[0] != names[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.npz"]  # no temporary left
+
+
+def test_resume_does_not_depend_on_how_out_is_spelled(tmp_path, monkeypatch):
+    """--out /abs/rep, then --out rep from its parent, then the folder moved: nothing re-runs."""
+    calls = []
+    real = report.REPRODUCTION
+
+    def counting_worker(spec):
+        calls.append(spec.run_id)
+        return exp.run_worker(spec)
+
+    monkeypatch.setattr(report, "REPRODUCTION", replace(real, worker=counting_worker))
+    first = reproduce_small(tmp_path / "rep", runs=1)
+    n_runs = len(calls)
+    assert n_runs > 0
+    monkeypatch.chdir(tmp_path)
+    again = reproduce_small("rep", runs=1)
+    (tmp_path / "rep").rename(tmp_path / "moved")
+    moved = reproduce_small(tmp_path / "moved", runs=1)
+    assert len(calls) == n_runs  # nothing recomputed
+    for result in (again, moved):
+        for key, config in first["datasets"]["synthetic"]["configs"].items():
+            other = result["datasets"]["synthetic"]["configs"][key]
+            np.testing.assert_array_equal(other["mean"], config["mean"])
+
+
+def test_specs_key_on_content_and_share_what_the_profiles_share(tmp_path):
+    problem = small_synthetic("synthetic")
+    setup = exp.SETUPS["synthetic"]
+    path = exp.save_problem(problem, tmp_path / "p.npz")
+    specs = exp.dataset_specs(setup, problem, path, 2, 0)
+    assert all(str(tmp_path) not in json.dumps(s.config) for s in specs)
+    assert {s.config["problem_sha256"] for s in specs} == {exp.problem_checksum(problem)}
+    # a new GP sample per run, shared by every configuration of that run (and both profiles)
+    by_run = {}
+    for s in specs:
+        by_run.setdefault(s.config["run"], set()).add(s.config["function_seed"])
+    assert all(len(v) == 1 for v in by_run.values()) and by_run[0] != by_run[1]
+    # reference profile: one M per (run, r) for every eps; paper profile: one per configuration
+    for profile, shared in (("paper", False), ("reference", True)):
+        seeds = {
+            (s.config["log_eps"], s.config["run"]): s.config["release_seed"]
+            for s in specs
+            if s.config["profile"] == profile
+            and s.config["method"] == exp.PO
+            and s.config["r"] == 10
+        }
+        assert (seeds[(0.9, 0)] == seeds[(1.1, 0)]) is shared
+        assert seeds[(1.1, 0)] != seeds[(1.1, 1)]
+    ref = [s for s in specs if s.config["profile"] == "reference"]
+    assert ref and all(s.run_id.startswith("synthetic|ref|") for s in ref)
+    assert not any(s.config["method"] in exp.PRIVATE_METHODS for s in ref)
 
 
 def test_cli_demo(tmp_path, capsys):
@@ -137,6 +216,10 @@ def test_cli_demo(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "PO-GP-UCB eps=e^1.1" in out and "NOT differentially private" in out
     assert (tmp_path / "demo_simple_regret.png").stat().st_size > 0
+    # it runs only what it prints: the baseline and three epsilons, 2 runs each
+    printed = [line for line in out.splitlines() if line.startswith(("GP-UCB (", "PO-GP-UCB eps"))]
+    assert len(printed) == 4
+    assert len(ResultStore(tmp_path / "runs.jsonl").load()) == 4 * 2
 
 
 def _csv(tmp_path, rows=60):
@@ -245,3 +328,22 @@ def test_cli_run_gaussian_mechanism_is_private_and_says_what_is_not(tmp_path, ca
     assert result["release"]["mechanism"] == "gaussian" and result["release"]["noise_std"] > 0
     assert result["privacy"].startswith("(3, 0.0001)-DP") and "NOT covered" in result["privacy"]
     assert "Gaussian, noise sd=" in capsys.readouterr().out
+
+
+def test_dask_local_cluster_finds_the_problem_from_a_relative_out(tmp_path, monkeypatch):
+    """Workers of a LocalCluster read the problem file by its resolved path; a local resume
+    afterwards (the same runs, keyed on content) recomputes nothing."""
+    pytest.importorskip("dask.distributed")
+    monkeypatch.chdir(tmp_path)
+    kwargs = {"datasets": ("synthetic",), "runs": 1, "progress": False}
+    dask_result = reproduce(
+        "rep", n_jobs=2, scheduler="dask", problem_factory=small_synthetic, **kwargs
+    )
+    n_stored = len(ResultStore(tmp_path / "rep" / "runs.jsonl").load())
+    local = reproduce(tmp_path / "rep", problem_factory=small_synthetic, **kwargs)
+    assert len(ResultStore(tmp_path / "rep" / "runs.jsonl").load()) == n_stored
+    key = exp.config_key(exp.PO, 1.1, 10, exp.REFERENCE)
+    np.testing.assert_array_equal(
+        dask_result["datasets"]["synthetic"]["configs"][key]["mean"],
+        local["datasets"]["synthetic"]["configs"][key]["mean"],
+    )

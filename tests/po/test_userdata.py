@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -333,3 +334,124 @@ def test_format_result_summary(gp_result):
     assert "gp-ucb" in text and "best row found" in text
     assert "t=0:" in text and "t=10:" in text and "t=20:" in text
     assert "privacy" not in text
+
+
+# -- defects from the reliability probe (issue 10) ------------------------------------------------
+@pytest.fixture
+def no_fit(monkeypatch):
+    """Makes the fit (the first piece of work) fail loudly: an error raised instead of it was
+    found before any work."""
+
+    def fit(*args, **kwargs):
+        raise AssertionError("the fit ran: the check came too late")
+
+    monkeypatch.setattr("frontierbo.po.userdata.fit_hyperparameters", fit)
+
+
+def test_small_epsilon_gaussian_release_runs_from_the_cli(tiny_csv, cli, tmp_path):
+    """The probe's command: a bare AssertionError before the fix."""
+    argv = ["run", "po-gp-ucb", "--mechanism", "gaussian", "--data", tiny_csv, "--target", "f"]
+    status, out, err = cli([*argv, "-T", "3", "--epsilon", "1e-9", "--delta", "1e-5"])
+    assert status == 0, err
+    assert "epsilon=1e-09, delta=1e-05" in out
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "message"),
+    [
+        (
+            "1e300",
+            "1e-300",
+            r"--epsilon 1e\+300 / --delta 1e-300: .*epsilon is too large.*"
+            r"supported at this delta: epsilon <= ",
+        ),
+        (
+            "1e-12",
+            "1e-5",
+            r"--epsilon 1e-12 / --delta 1e-05: .*epsilon is too small.*"
+            r"supported at this delta: epsilon >= ",
+        ),
+    ],
+)
+def test_gaussian_epsilon_out_of_range_is_named_before_any_work(
+    tiny_csv, cli, no_fit, epsilon, delta, message
+):
+    argv = ["run", "po-gp-ucb", "--mechanism", "gaussian", "--data", tiny_csv, "--target", "f"]
+    status, _, err = cli([*argv, "-T", "2", "--epsilon", epsilon, "--delta", delta])
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert re.search(message, err) and "granularity" not in err, err
+
+
+@pytest.mark.parametrize("algorithm", ["gp-ucb", "po-gp-ucb"])
+@pytest.mark.parametrize(
+    ("out", "message"),
+    [
+        ("/proc/x", r"--out '/proc/x' cannot be created or written"),
+        ("FILE/x", r"--out '.*tiny\.csv/x' cannot be created: '.*tiny\.csv' is a file"),
+    ],
+)
+def test_unwritable_out_is_named_before_any_work(tiny_csv, cli, no_fit, algorithm, out, message):
+    """Tests may run as root, for whom permission bits mean nothing: /proc refuses new entries
+    and nothing can be created under a regular file, for anyone."""
+    out = out.replace("FILE", str(tiny_csv))
+    po = ["--epsilon", "2", "--delta", "1e-3", "--r", "1"] if algorithm == "po-gp-ucb" else []
+    argv = ["run", algorithm, "--data", tiny_csv, "--target", "f", "-T", "2", "--out", out]
+    status, _, err = cli([*argv, *po])
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert re.search(message, err), err
+
+
+def test_values_near_the_float_limit_are_named_before_any_work(tmp_path, no_fit):
+    huge = write_csv(
+        tmp_path / "h.csv", ["x1", "x2", "y"], [[1e308, 0, 1], [-1e308, 1, 2], [3, 2, 0]]
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"--data '.*h\.csv': feature column 'x1', row 0 \(file "
+        r"line 2\): 1e\+308 is too large in magnitude",
+    ):
+        run_on_csv(huge, "y", "gp-ucb", 1, 0)
+    big_y = write_csv(tmp_path / "t.csv", ["x", "y"], [[0, 1e200], [1, -1e200], [2, 0]])
+    with pytest.raises(ValueError, match=r"--target column 'y', row 0 .* too large"):
+        run_on_csv(big_y, "y", "gp-ucb", 1, 0)
+
+
+def test_progress_shows_the_fit_then_the_queries_on_stderr(tiny_csv, capsys):
+    run_on_csv(tiny_csv, "f", "gp-ucb", 2, 0, fit_restarts=2, progress=True)
+    err = capsys.readouterr().err
+    # A fast run draws each bar once (tqdm redraws at most every 0.1 s): the totals show.
+    assert "gp-ucb: fitting the GP (5 rows)" in err and "/2 [" in err  # 2 restarts
+    assert "gp-ucb: queries" in err and "/3 [" in err  # n_init = 1, then T = 2
+    assert err.index("fitting the GP") < err.index("queries")
+    run_on_csv(tiny_csv, "f", "gp-ucb", 2, 0, fit_restarts=2, progress=False)
+    run_on_csv(tiny_csv, "f", "gp-ucb", 2, 0, fit_restarts=2)  # default: stderr is no terminal
+    assert capsys.readouterr().err == ""
+    with pytest.raises(TypeError, match="progress must be True, False or None"):
+        run_on_csv(tiny_csv, "f", "gp-ucb", 2, 0, progress="yes")
+
+
+def test_progress_counts_po_gp_ucb_queries(tiny_csv, capsys):
+    run_on_csv(
+        tiny_csv,
+        "f",
+        "po-gp-ucb",
+        3,
+        0,
+        mechanism="gaussian",
+        epsilon=1.0,
+        delta=1e-3,
+        n_init=1,
+        fit_restarts=1,
+        progress=True,
+    )
+    assert "po-gp-ucb: queries" in capsys.readouterr().err
+
+
+def test_gp_ucb_rejects_the_flags_of_po_gp_ucb(tiny_csv, cli):
+    """Per-command options: gp-ucb has no privacy flags, so these cannot be silently ignored."""
+    argv = ["run", "gp-ucb", "--data", tiny_csv, "--target", "f", "-T", "2"]
+    status, _, err = cli(
+        [*argv, "--epsilon", "0", "--delta", "5", "--r", "0", "--mechanism", "gaussian"]
+    )
+    assert status == 2
+    assert "unrecognized arguments: --epsilon 0 --delta 5 --r 0 --mechanism gaussian" in err

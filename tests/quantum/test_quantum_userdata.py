@@ -163,10 +163,12 @@ def test_result_json_and_format(tables, tmp_path):
     out = tmp_path / "nested" / "out"
     res = run_quantum_on_csv(path, 600, 0, out=out)
     stored = json.loads((out / "result.json").read_text())
-    assert stored == json.loads(json.dumps(res))
+    assert "seconds" not in stored and isinstance(res["seconds"], float)  # timing: printed only
+    assert stored == json.loads(json.dumps({k: v for k, v in res.items() if k != "seconds"}))
     assert not [p.name for p in out.iterdir() if p.name != "result.json"]  # no temp file left
     text = format_quantum_result(res)
     assert "Q-GP-UCB" in text and "cumulative regret at T = 600" in text
+    assert "wall time:" in text
     assert "more stages" in text or len(res["stages"]) <= 6
     classical = format_quantum_result(run_quantum_on_csv(path, 100, 0, algorithm="gp-ucb"))
     assert "most pulled arm" in classical
@@ -327,3 +329,45 @@ def test_statevector_backend_smoke(tmp_path):
     assert res["parameters"]["backend"] == "statevector"
     assert res["total_queries"] >= 30 > res["last_stage_start"]
     assert all(0.0 <= st["estimate"] <= 1.0 for st in res["stages"])
+
+
+def test_identical_runs_write_byte_identical_result_json(tables, tmp_path):
+    """Wall-clock time stays out of result.json, so a seed fixes the file's bytes."""
+    path, _ = tables["bernoulli"]
+    run_quantum_on_csv(path, 300, 5, out=tmp_path / "a")
+    run_quantum_on_csv(path, 300, 5, out=tmp_path / "b")
+    first = (tmp_path / "a" / "result.json").read_bytes()
+    assert first == (tmp_path / "b" / "result.json").read_bytes()
+    assert b"seconds" not in first
+
+
+@pytest.mark.parametrize(
+    ("header", "rows", "column"),
+    [
+        ("x,p", [f"{i},0.4" for i in range(5)], "p"),
+        ("x,mean,sigma", [f"{i},1.5,{0.1 + i}" for i in range(5)], "mean"),
+    ],
+)
+def test_a_constant_reward_is_refused_like_a_constant_target(tmp_path, header, rows, column):
+    """One rule for every `run` command: a constant objective has every arm optimal."""
+    path = tmp_path / "const.csv"
+    path.write_text("\n".join([header, *rows]) + "\n")
+    with pytest.raises(
+        ValueError,
+        match=rf"reward column '{column}' has the same value .* every "
+        r"arm is optimal and there is nothing to optimise",
+    ):
+        run_quantum_on_csv(path, 50, 0)
+
+
+@pytest.mark.parametrize(("cells", "column"), [("1e308,0.5", "x"), ("0.5,1e200", "mean")])
+def test_values_near_the_float_limit_are_named_before_any_work(tmp_path, cells, column):
+    path = tmp_path / "huge.csv"
+    rows = ["x,mean,sigma", f"{cells},1", "0.1,0.2,1", "0.3,0.9,1"]
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(
+        ValueError,
+        match=rf"column '{column}', row 0 \(file line 2\): .* too large"
+        r" in magnitude; every value must satisfy \|value\| <= 1e\+150",
+    ):
+        run_quantum_on_csv(path, 50, 0)

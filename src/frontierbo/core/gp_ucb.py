@@ -1,13 +1,16 @@
 """GP-UCB (Srinivas et al. 2010) as an ask/tell optimiser over a finite domain.
 
     for t = 1..T:
-        beta_t = 2 log(n t^2 pi^2 / (6 delta))            # or a constant
+        beta_t = 2 log(n t^2 pi^2 / (6 delta))            # or a constant, or a callable
         i_t    = argmax_i  mu_t(x_i) + beta_t^{1/2} sigma_t(x_i)
         y_t    = query(i_t);  update the GP posterior     # tell(i_t, y_t)
 
 ``tell`` also accepts rows that were not asked for (initial design): they update the posterior but
 do not advance ``t``. The selection is :func:`frontierbo.core.acquisition.select_ucb` with the
 width ``sqrt(beta_t)``: observed rows excluded, ties broken by the lowest row index.
+
+Asking twice without telling returns the same pending row and does not advance ``t`` (a round is
+one ask and the next tell; see :meth:`GPUCB.ask`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ from frontierbo.core.acquisition import (
     width_from_beta,
 )
 from frontierbo.core.gp import FiniteDomainGP
-from frontierbo.core.kernels import StationaryKernel
+from frontierbo.core.kernels import PrecomputedKernel, StationaryKernel
+
+#: What the UCB width multiplies (``GPUCB(uncertainty=...)``).
+UNCERTAINTIES = ("std", "variance")
 
 
 class GPUCB:
@@ -31,43 +37,80 @@ class GPUCB:
     Parameters
     ----------
     candidates : array (n, d)
-    kernel : StationaryKernel;  noise_variance : sigma_n^2;  prior_mean : constant prior mean.
+    kernel : a kernel object (``SquaredExponential``, ``Matern32``, ``Matern52`` or
+        ``PrecomputedKernel``);  noise_variance : sigma_n^2;  prior_mean : constant prior mean.
     beta : ``"srinivas"`` (default), a positive constant, or a callable ``t -> beta_t``; a beta in
         the sense of :mod:`frontierbo.core.acquisition`: the UCB is ``mu + sqrt(beta_t) sigma``.
     delta : the ``delta`` of the Srinivas schedule (PO-GP-UCB's ``delta' = delta_ucb / 2``).
     exclude_observed : never propose a row that was already observed (default True).
     predictive_variance : use the variance of a noisy observation (thesis eq. 3.2) in the UCB.
+    uncertainty : ``"std"`` (default, GP-UCB as published) or ``"variance"``, a reproduction
+        aid: the score becomes ``mu + sqrt(beta_t) * sigma^2``, i.e. the same multiplier
+        ``sqrt(beta_t)`` applied to the posterior *variance*. That is what the public code of
+        the PO-GP-UCB paper (``Mitan/po-gp-ucb``, ``UCB.py``) computes: its ``beta`` is
+        ``sqrt(2 log(n t^2 pi^2 / (6 * 0.1)))``, Srinivas' sqrt(beta_t) with delta = 0.1, and it
+        multiplies the variance. The score is then not a confidence bound (it adds y^2 units
+        to y units), so it depends on the scale of the outputs; with sigma^2 <= 1 it explores
+        less than GP-UCB. The keyword is not ``width``: library-wide a width multiplies the
+        standard deviation (:mod:`frontierbo.core.acquisition`), and here the same number
+        multiplies something else.
     """
 
     def __init__(
         self,
         candidates,
-        kernel: StationaryKernel,
+        kernel: StationaryKernel | PrecomputedKernel,
         noise_variance: float,
         prior_mean: float = 0.0,
         beta="srinivas",
         delta: float = 0.025,
         exclude_observed: bool = True,
         predictive_variance: bool = False,
+        uncertainty: str = "std",
     ):
+        if not isinstance(kernel, StationaryKernel | PrecomputedKernel):
+            raise TypeError(
+                "kernel must be a kernel object such as frontierbo.core.kernels."
+                f"SquaredExponential(lengthscale, variance), got {kernel!r}"
+            )
+        if uncertainty not in UNCERTAINTIES:
+            raise ValueError(f"uncertainty must be one of {UNCERTAINTIES}, got {uncertainty!r}")
         self.gp = FiniteDomainGP(candidates, kernel, noise_variance, prior_mean)
         self.beta_schedule = make_beta_schedule(beta, self.gp.n, delta)
         self.exclude_observed = bool(exclude_observed)
         self.predictive_variance = bool(predictive_variance)
+        self.uncertainty = uncertainty
         self._scores = np.empty(self.gp.n)  # ask()'s buffer for the UCB scores
+        self._pending: int | None = None  # the row asked for and not yet told
         self.t = 0
+
+    @property
+    def pending(self) -> int | None:
+        """The row returned by the last :meth:`ask` when no tell followed it yet, or None."""
+        return self._pending
 
     def acquisition(self, t: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """UCB scores (n,) for round ``t`` (default: the next round), written into ``out`` if given.
 
-        Same values as ``ucb(mean, std, beta_t)``, in 4 passes over n and no temporaries.
+        Same values as ``ucb(mean, std, beta_t)``, in 4 passes over n and no temporaries
+        (with ``uncertainty="variance"``: ``mean + sqrt(beta_t) * variance``).
         """
         t = self.t + 1 if t is None else t
         spread = self._spread(out)
         return ucb_scores(self.gp.mean, spread, width_from_beta(self.beta_schedule(t)), out=spread)
 
     def ask(self) -> int:
-        """The next row to query: argmax of the UCB (over unobserved rows if excluding)."""
+        """The next row to query: argmax of the UCB (over unobserved rows if excluding).
+
+        A round is one ask and the next tell: until a tell, ``ask()`` returns the same row again
+        and ``t`` stays (so ``beta_t`` counts rounds, not calls, and a caller that retries
+        ``ask`` after a failure gets the same proposal). The tell that ends a round may report
+        another row than the one asked for (the caller evaluated something else). GP-UCB
+        proposes one row at a time; it has no batch (pending-aware) rule, so it cannot hand two
+        parallel workers two different rows.
+        """
+        if self._pending is not None:
+            return self._pending
         spread = self._spread(self._scores)
         width = width_from_beta(self.beta_schedule(self.t + 1))
         # observed_indices is O(t): excluding by index avoids another pass over n
@@ -79,15 +122,19 @@ class GPUCB:
                 "all candidates have been observed; pass exclude_observed=False to allow repeats"
             ) from None
         self.t += 1
+        self._pending = i
         return i
 
     def _spread(self, out: np.ndarray | None) -> np.ndarray:
-        """The std that the UCB multiplies (latent, or of a noisy observation), into ``out``."""
+        """The std (or variance) that the UCB multiplies, latent or of a noisy observation."""
         s = self.gp.posterior_variance(out=out)
         if self.predictive_variance:
             s += self.gp.noise_variance
+        if self.uncertainty == "variance":
+            return s
         return np.sqrt(s, out=s)
 
     def tell(self, index: int, y: float) -> None:
-        """Record observation ``y`` at row ``index``."""
+        """Record observation ``y`` at row ``index``; after an ``ask`` this ends the round."""
         self.gp.add(index, y)
+        self._pending = None

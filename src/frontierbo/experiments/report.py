@@ -7,7 +7,9 @@ one run, and how records become a summary, CSV rows, figures and Markdown.
 options before anything is written (one error naming ``--datasets``, ``--runs``, ...), runs or
 resumes the sweep into ``<out>/runs.jsonl`` (:func:`~frontierbo.experiments.runner.run_sweep`,
 ``n_jobs`` and ``scheduler`` passed along), writes results.json, summary.csv, the figures and
-report.md, each atomically, and returns the results dict.
+report.md, each atomically, and returns the results dict. It holds an exclusive lock on the
+output directory throughout (:func:`~frontierbo.experiments.store.lock_directory`): a second
+reproduction into the same ``--out`` refuses at once.
 
 Published numbers live in each system package's ``published.json`` (:func:`load_published`),
 not in code; report.md tables come from :func:`markdown_table`; every mean ± standard error
@@ -30,7 +32,7 @@ from typing import Any
 from frontierbo._validation import check_int
 from frontierbo.experiments.runner import RunSpec, run_sweep
 from frontierbo.experiments.schedulers import check_scheduler
-from frontierbo.experiments.store import ResultStore
+from frontierbo.experiments.store import ResultStore, lock_directory
 from frontierbo.io import check_out_dir, write_json_atomic, write_text_atomic
 
 __all__ = [
@@ -71,6 +73,7 @@ class Options:
     runs: int | None
     seed: int
     params: Mapping[str, Any] = field(default_factory=dict)
+    skipped: Mapping[str, str] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> Any:
         return self.params[name]
@@ -103,6 +106,10 @@ class Reproduction:
         check: ``check(params) -> params``, validation of the system's own options (it raises
             one ValueError / TypeError naming the option), or None.
         published: the system's published numbers (:func:`load_published`).
+        unavailable: ``unavailable(dataset) -> reason or None``: a dataset that needs something
+            not installed (an extra). Left out of the default "all datasets" with one line in
+            report.md naming the reason and the command that enables it; named explicitly
+            with ``--datasets``, it is an error carrying that reason.
     """
 
     name: str
@@ -120,6 +127,7 @@ class Reproduction:
     header: Callable[[Options], dict] = _header
     check: Callable[[dict], dict] | None = None
     published: Mapping[str, Any] = field(default_factory=dict)
+    unavailable: Callable[[str], str | None] = lambda dataset: None
 
     def __post_init__(self):
         if not self.datasets:
@@ -142,9 +150,20 @@ class Reproduction:
         runs = params.pop("runs", None)
         if out is None:
             raise TypeError("out (--out) must be a directory path, got None")
+        names = self._datasets(datasets)
+        reasons = {name: self.unavailable(name) for name in names}
+        skipped = {name: why for name, why in reasons.items() if why is not None}
+        if skipped and datasets is not None:
+            name, why = next(iter(skipped.items()))
+            raise ImportError(f"--datasets {name}: {why}")
+        if len(skipped) == len(names):
+            raise ImportError(
+                f"no dataset of {self.name} can run here: {next(iter(skipped.values()))}"
+            )
         return Options(
             out=check_out_dir(out),
-            datasets=self._datasets(datasets),
+            datasets=tuple(name for name in names if name not in skipped),
+            skipped=MappingProxyType(skipped),
             quick=bool(quick),
             runs=None if runs is None else check_int(runs, "runs (--runs)", low=1),
             seed=check_int(seed, "seed (--seed)", low=0),
@@ -188,7 +207,12 @@ class Reproduction:
         if n_jobs == 0:
             raise ValueError("n_jobs (--jobs) must be an integer >= 1 or -1 (all cores), got 0")
         check_scheduler(scheduler)  # a bad scheduler fails before the problems are built
-        options.out.mkdir(parents=True, exist_ok=True)
+        # One sweep per directory at a time: a second one would run everything again beside
+        # this one and race its appends; it refuses at once instead (the lock dies with us).
+        with lock_directory(options.out):
+            return self._run_locked(options, n_jobs, scheduler, progress)
+
+    def _run_locked(self, options: Options, n_jobs, scheduler, progress: bool) -> dict:
         started = time.time()
         store, specs = ResultStore(options.out / RUNS_FILE), self.build_specs(options)
         kw = {"desc": self.name, "scheduler": scheduler}
@@ -196,6 +220,8 @@ class Reproduction:
         summary = self.summarise(records, options)
         seconds = round(time.time() - started, 1)
         result = {"paper": self.paper, **self.header(options), "seconds": seconds, **summary}
+        if options.skipped:
+            result["skipped"] = dict(options.skipped)
         self.write_artefacts(result, options.out)
         return result
 
@@ -204,8 +230,20 @@ class Reproduction:
         write_json_atomic(out / RESULTS_FILE, result)
         write_text_atomic(out / CSV_FILE, csv_text(self.csv_header, self.csv_rows(result)))
         figures = [Path(p) for p in self.figures(result, out)]
-        write_text_atomic(out / REPORT_FILE, self.markdown(result, figures))
+        write_text_atomic(out / REPORT_FILE, _with_skipped(self.markdown(result, figures), result))
         return figures
+
+
+def _with_skipped(markdown: str, result: dict) -> str:
+    """report.md with one line, under its title, naming the datasets left out and why."""
+    if not result.get("skipped"):
+        return markdown
+    title, _, rest = markdown.partition("\n")
+    by_reason: dict[str, list[str]] = {}
+    for name, why in result["skipped"].items():
+        by_reason.setdefault(why, []).append(f"`{name}`")
+    reasons = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
+    return f"{title}\n\n**Skipped** {reasons}.\n{rest}"
 
 
 def load_published(package: str) -> dict:

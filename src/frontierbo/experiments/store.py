@@ -9,13 +9,17 @@ is either complete or absent:
   or builds on a corrupt file.
 * :func:`write_text_atomic` / :func:`write_json_atomic` / :func:`atomic_output` write to a temp
   file in the target's directory and ``os.replace`` it, so readers never see half a file.
+* :func:`lock_directory` holds an exclusive lock on an output directory for the whole of a
+  sweep: a second sweep into the same directory refuses at once instead of running everything
+  again beside the first (duplicate runs, and a torn-tail repair racing the other's append).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,10 @@ from frontierbo.io import (
 )
 
 __all__ = [
+    "LOCK_FILE",
+    "DirectoryLockedError",
     "ResultStore",
+    "lock_directory",
     "atomic_output",
     "to_jsonable",
     "write_json_atomic",
@@ -36,12 +43,73 @@ __all__ = [
 ]
 
 
+#: The lock file :func:`lock_directory` keeps in an output directory (left in place: removing a
+#: lock file another process is about to lock would let two processes hold "the" lock).
+LOCK_FILE = ".frontierbo.lock"
+
+
+class DirectoryLockedError(RuntimeError):
+    """Another process holds the lock on an output directory."""
+
+
+@contextlib.contextmanager
+def lock_directory(directory: str | os.PathLike, flag: str = "--out") -> Iterator[Path]:
+    """Hold an exclusive lock on ``directory`` (created if needed) for the ``with`` block.
+
+    The lock is ``flock`` on :data:`LOCK_FILE` inside the directory (``msvcrt.locking`` on
+    Windows), so the kernel releases it when the holder exits or is killed: there is no stale
+    lock to clean up after a crash. A second holder does not wait: it gets
+    :class:`DirectoryLockedError` at once, naming ``flag`` and the directory. The lock file holds
+    the holder's process id, for a person wondering who it is.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            _try_lock(fd)
+        except OSError:
+            raise DirectoryLockedError(
+                f"{flag} {str(directory)!r} is in use: another frontierbo process "
+                f"(pid {_holder(fd)}) holds its lock ({LOCK_FILE}); wait for it to finish or "
+                f"choose another {flag}"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        yield path
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _try_lock(fd: int) -> None:
+    """Take an exclusive, non-blocking lock on the open file ``fd`` (OSError if held)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _holder(fd: int) -> str:
+    """The process id the lock holder wrote, or "unknown" (not written yet, or unreadable)."""
+    try:
+        text = os.read(fd, 32).decode("ascii", "replace").strip()
+    except OSError:
+        return "unknown"
+    return text if text.isdigit() else "unknown"
+
+
 class ResultStore:
     """Append-only JSONL file holding one finished run per line, keyed by ``"run_id"``.
 
     One process at a time should use a store while a sweep writes to it (the runner appends
     from its parent process only): :meth:`load` repairs a torn tail by truncating the file, which
-    must not race with another process's append.
+    must not race with another process's append. A reproduction holds :func:`lock_directory`
+    on the store's directory for that reason.
     """
 
     def __init__(self, path: str | os.PathLike):

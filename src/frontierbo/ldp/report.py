@@ -26,8 +26,10 @@ from frontierbo.ldp.experiment import (
     build_specs,
     check_options,
     eps_text,
-    header,
     run_worker,
+)
+from frontierbo.ldp.summary import (
+    header,
     summarise,
 )
 

@@ -38,6 +38,7 @@ import numpy as np
 from frontierbo._validation import check_int, check_positive, check_real
 from frontierbo.io import (
     RESULT_FILENAME,
+    check_magnitude,
     check_out_dir,
     column,
     data_path,
@@ -75,8 +76,10 @@ def load_reward_table(
     float table.
 
     Raises FileNotFoundError (``--data`` missing) or ValueError naming the file, the column and
-    the row: a non-numeric, empty, NaN or infinite cell, an unknown ``--exclude`` column, a
-    constant column, fewer than 2 arm columns or fewer than 2 rows.
+    the row: a non-numeric, empty, NaN or infinite cell, one beyond
+    ``frontierbo.io.MAX_ABS_VALUE`` (1e150) in magnitude, an unknown ``--exclude`` column, a
+    constant column, arm means all equal (every arm optimal: like ``run gp-ucb``'s constant
+    target, a constant objective is refused), fewer than 2 arm columns or fewer than 2 rows.
     """
     path = data_path(path)
     header, rows, lines = read_table(path)
@@ -110,11 +113,19 @@ def load_reward_table(
             table[:, k] = column(rows, lines, j, name, "arm")
         except ValueError as exc:
             raise ValueError(f"--data {str(path)!r}: {exc}{hint}") from None
+        check_magnitude(table[:, k], lines, name, "arm", f"--data {str(path)!r}")
     constant = [name for k, (_, name) in enumerate(arms) if np.ptp(table[:, k]) == 0.0]
     if constant:
         raise ValueError(
             f"--data {str(path)!r}: arm column(s) {constant} have the same value in every row; "
             "the kernel (covariance of the z-scored columns) is undefined for them"
+        )
+    means = table.mean(axis=0)
+    if np.ptp(means) == 0.0:
+        # The rule of every `run` command: a constant objective (here the arm means) is refused.
+        raise ValueError(
+            f"--data {str(path)!r}: every arm column has the same mean {means[0]:g}: every arm "
+            "is optimal and there is nothing to optimise"
         )
     return [name for _, name in arms], table
 
@@ -182,12 +193,14 @@ def run_ldp_on_csv(
         seed: non-negative int; fixes the algorithm's randomness, the row draws and the privacy
             noise (three independent streams).
         exclude: columns that are not arms.
-        out: directory; when given, ``out/result.json`` is written atomically after the run.
+        out: directory; when given, ``out/result.json`` is written atomically after the run,
+            without ``seconds``: two runs with the same inputs and seed write identical files.
 
     Returns a JSON-ready dict: the inputs, the problem constants, ``best_arm_found`` (most played
     arm: index, name, mean, share of plays), ``best_arm`` (the largest column mean),
     ``regret`` (``t``, cumulative regret normalised and raw at about 10 points, and the final
-    average ``R_T / T``), ``plays`` per arm and ``arms`` (the T arms played).
+    average ``R_T / T``), ``plays`` per arm, ``arms`` (the T arms played) and ``seconds`` (the
+    wall time of the run; printed, not stored).
     """
     iterations, seed, epsilon, beta_scale, delta, out = _check_params(
         algorithm, iterations, seed, epsilon, beta_scale, delta, out
@@ -271,7 +284,9 @@ def run_ldp_on_csv(
             "deployment must fix in advance"
         )
     if out is not None:
-        write_json_atomic(out / RESULT_FILENAME, result)
+        # Wall time is not a result: kept out of the file so that a seed fixes its bytes.
+        stored = {key: value for key, value in result.items() if key != "seconds"}
+        write_json_atomic(out / RESULT_FILENAME, stored)
     return result
 
 
@@ -297,4 +312,6 @@ def format_ldp_result(result: dict) -> str:
     ]
     if "privacy" in result:
         lines.append(f"privacy: {result['privacy']}")
+    if "seconds" in result:
+        lines.append(f"wall time: {result['seconds']:.1f} s")
     return "\n".join(lines)

@@ -2,18 +2,22 @@
 (Branin) and Tables 1-12, with the published numbers beside ours (spec §5.6).
 
 Configurations are data (``SETUPS``: the design here, the paper's numbers in ``published.json``).
-One *run* is (dataset, method, log eps, r, run index). Within a run index every configuration
-shares the initial row and the query-noise stream (common random numbers, spec §5.1); each
-configuration draws its own projection M. This module builds the runs, runs one and summarises
-them (everything results.json holds); :mod:`frontierbo.po.report` presents them.
+One *run* is (dataset, profile, method, log eps, r, run index). Within a run index every
+configuration shares the initial row, the query-noise stream and (synthetic) the GP sample
+(common random numbers, spec §5.1). Two profiles (:data:`PROFILES`): ``"paper"`` runs the
+published algorithms, each configuration with its own projection M; ``"reference"`` runs them
+as the authors' public code does. This module builds the runs, runs one and summarises them
+(everything results.json holds); :mod:`frontierbo.po.report` presents them.
+
+Runs are keyed on content, never on paths: a run's config names its problem by
+:func:`~frontierbo.po.problems.base.problem_checksum`, and the file the worker reads travels
+beside the config (:class:`ProblemRunSpec`), so a sweep resumes whatever ``--out`` looks like.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -24,11 +28,19 @@ from frontierbo.core.loop import TableOracle, run_bo
 from frontierbo.experiments.report import Options, load_published
 from frontierbo.experiments.runner import RunSpec, run_sweep, seed_for
 from frontierbo.experiments.store import ResultStore
-from frontierbo.io import mean_stderr, to_jsonable
+from frontierbo.io import mean_stderr
 from frontierbo.po.audit import run_audits
 from frontierbo.po.gaussian_release import GaussianRowMechanism, noise_aware_hyperparameters
 from frontierbo.po.po_gp_ucb import Curator, POGPUCBModeler, random_initial_rows
-from frontierbo.po.problems.base import Problem
+from frontierbo.po.problems.base import (
+    _SCALARS,
+    Problem,
+    load_problem,
+    problem_checksum,
+    read_problem,
+    save_problem,
+)
+from frontierbo.po.problems.synthetic import SYNTHETIC_GEOMETRIES, resample
 from frontierbo.po.random_projection import RandomProjectionMechanism, omega_threshold
 
 NON_PRIVATE = "gp-ucb"
@@ -40,6 +52,22 @@ GAUSSIAN_AWARE = "gaussian-release-aware"
 PRIVATE_METHODS = (GAUSSIAN, GAUSSIAN_AWARE)
 #: log epsilon grid of the privacy-utility figure (plus each dataset's threshold epsilon).
 PRIVACY_LOG_EPS = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
+
+PAPER, REFERENCE = "paper", "reference"
+#: How each profile runs GP-UCB and Algorithm 1. "paper": as published (UCB on the standard
+#: deviation with delta' = delta_ucb / 2, the lift sqrt(S^2 + omega^2), a fresh M for every
+#: configuration). "reference": as the authors' public code Mitan/po-gp-ucb does (UCB.py: mean +
+#: sqrt(2 log(n t^2 pi^2 / (6 * 0.1))) * variance; DatasetTransformer.py: S + omega;
+#: NormalMatrixGenerator.py: one M per seed and r, shared by every epsilon).
+PROFILES = {
+    PAPER: {"uncertainty": "std", "delta_prime": 0.025, "lift": "sqrt", "shared_projection": False},
+    REFERENCE: {
+        "uncertainty": "variance",
+        "delta_prime": 0.1,
+        "lift": "additive",
+        "shared_projection": True,
+    },
+}
 
 
 #: The paper's numbers (Tables 1-12, the text's gaps, the captions' sigma_min intervals, the
@@ -72,7 +100,10 @@ class DatasetSetup:
 
     @property
     def privacy_grid(self) -> tuple[float, ...]:
-        """The privacy-utility figure's epsilons: the common grid and the threshold epsilon."""
+        """The privacy-utility figure's epsilons: the common grid and the threshold epsilon
+        (none when the setup has no privacy-utility grid, as in the demo)."""
+        if not self.privacy_log_eps:
+            return ()
         return tuple(sorted(set(self.privacy_log_eps) | {max(self.sweep_log_eps)}))
 
 
@@ -111,152 +142,145 @@ DATASETS = tuple(SETUPS)
 #: Runs per configuration: the paper's 50, or ``--quick``'s 3.
 FULL_RUNS, QUICK_RUNS = 50, 3
 
-#: Why a dataset's numbers cannot match the paper's (shown in report.md; the numbers are measured).
-KNOWN_DIFFERENCES = {
-    "synthetic": "Same generator as the paper up to the unstated grid extent (spec §8.5); one GP "
-    "sample is shared by all runs, so the means carry that sample's difficulty.",
-    "loan": "Substitute data (spec §7): values = -2.742 + f(x) + eta with eta ~ N(0, 0.83) stored "
-    "per row, so max(values) carries the luck of the largest of 36 000 noise draws (sd 0.91), "
-    "which no model can predict; S_T is dominated by that irreducible term, unlike the real LendingClub log-ROI, "
-    "whose maximum sits at a ceiling many rows reach. Compare orderings, not values.",
-    "property": "URA project-level averages (2016-2021), not the paper's 2004 transactions: MLE "
-    "gives sigma_n^2 >= sigma_y^2, the cheapest projects are isolated outliers the GP reads as "
-    "noise, and GP-UCB settles on the same few cheap regions in most runs.",
-    "branin": "Branin has three equal global minima; on the 31x31 grid the cells nearest them "
-    "differ by 0.16-0.17 in -log f_B, so a run that settles in another basin ends at that "
-    "regret (the modes below). The paper's 0.0 means its runs always reached the (9.42, 2.47) "
-    "basin; its grid or initial design may differ (not stated).",
-}
-
-AMBIGUITIES = [
-    "omega: the thesis form 16 sqrt(r ln(2/delta)) ln(16r/delta)/eps (it matches every caption's "
-    "threshold claim; the paper-literal form does not; spec §6.1-6.3).",
-    "Preprocessing order: centre, then scale to max row norm 25 (the other order breaks the "
-    "captions' threshold claims; spec §6.3-6.4).",
-    "Synthetic grid: linspace(-4, 4, 100)^2 with l = 1.25 in those units (6.4 length-scales per "
-    "axis; the paper gives no extent; spec §5.2/§8.5). One GP sample per base seed for all runs.",
-    "delta' = delta_ucb / 2 = 0.025 in beta_t (the theory's choice; spec §2.2).",
-    "One random initial row per run (n_init = 1), shared by all methods of that run; rows are "
-    "never queried twice (the paper selects 'unobserved' inputs).",
-    "Latent posterior variance (paper eq. 1), not the thesis's predictive variance.",
-    "Regret: noise-free values; tables in objective units, text gaps in units of sigma_y.",
-    "Privacy-utility: the Gaussian release is the idealised one (real-valued noise, analytic "
-    "calibration, hardened=False); the deployable hardened release (exact discrete Gaussian, "
-    "zCDP calibration, the default of GaussianRowMechanism and of `frontierbo run`) adds about "
-    "30 % more noise at equal (eps, delta).",
-    "Loan: the LendingClub file is not available offline; a calibrated substitute (spec §7) is "
-    "used, so Tables 4-6 and Fig. 2b can only be compared qualitatively.",
-    "Property: URA project-level prices (2016-2021) instead of the paper's 2004 transactions; "
-    "hyperparameters by MLE on our data; outputs -log(price per m^2) maximised.",
-]
-
 
 # -- configurations ---------------------------------------------------------------------------
-def configurations(setup: DatasetSetup) -> list[tuple[str, float | None, int | None]]:
+def configurations(
+    setup: DatasetSetup, profile: str = PAPER
+) -> list[tuple[str, float | None, int | None]]:
     """Unique (method, log eps, r) triples of one dataset: the eps sweep, the Tables' r sweeps
-    and the privacy-utility comparison (published vs private releases over an eps grid)."""
+    and (paper profile) the privacy-utility comparison (published vs private releases over an
+    eps grid). The reference profile runs the published algorithm's cells only."""
     configs = [(NON_PRIVATE, None, None)]
     configs += [(PO, le, setup.sweep_r) for le in setup.sweep_log_eps]
     for table in setup.tables:
         configs += [(PO, table.log_eps, r) for r in table.paper]
-    for le in setup.privacy_grid:
-        configs += [(PO, le, setup.sweep_r)] + [(m, le, None) for m in PRIVATE_METHODS]
+    if profile == PAPER:
+        for le in setup.privacy_grid:
+            configs += [(PO, le, setup.sweep_r)] + [(m, le, None) for m in PRIVATE_METHODS]
     return list(dict.fromkeys(configs))
 
 
-def config_key(method: str, log_eps: float | None, r: int | None) -> str:
-    if method == NON_PRIVATE:
-        return method
-    return f"{method}|logeps={log_eps:g}" + ("" if r is None else f"|r={r}")
+def config_key(method: str, log_eps: float | None, r: int | None, profile: str = PAPER) -> str:
+    """A configuration's name (its run ids are ``<dataset>|<key>|run=<i>``); the paper
+    profile's keys are those of earlier versions, the reference profile's start with ``ref|``."""
+    key = method if method == NON_PRIVATE else f"{method}|logeps={log_eps:g}"
+    key += "" if r is None or method == NON_PRIVATE else f"|r={r}"
+    return key if profile == PAPER else f"ref|{key}"
+
+
+@dataclass(frozen=True)
+class ProblemRunSpec(RunSpec):
+    """A :class:`RunSpec` plus the file its worker reads the problem from.
+
+    ``problem_file`` is not part of ``config`` (which is what a resumed sweep compares): the
+    config names the problem by its checksum, so the same runs match whatever path the
+    output folder has today. The worker checks the file against that checksum.
+    """
+
+    problem_file: str = ""
 
 
 def dataset_specs(
-    setup: DatasetSetup, problem_path: Path, runs: int, base_seed: int, n_init: int = 1
-) -> list[RunSpec]:
-    """One :class:`RunSpec` per (configuration, run) of one dataset."""
+    setup: DatasetSetup,
+    problem: Problem,
+    problem_file: Path,
+    runs: int,
+    base_seed: int,
+    n_init: int = 1,
+    profiles: tuple[str, ...] = (PAPER, REFERENCE),
+) -> list[ProblemRunSpec]:
+    """One :class:`ProblemRunSpec` per (profile, configuration, run) of one dataset."""
+    checksum = problem_checksum(problem)
+    per_run = bool(problem.meta.get("per_run", False))
+    file = str(Path(problem_file).resolve())  # workers may run in another directory
     specs = []
-    for method, log_eps, r in configurations(setup):
-        for run in range(runs):
-            config = {
-                "dataset": setup.name,
-                "problem_path": str(problem_path),
-                "method": method,
-                "log_eps": log_eps,
-                "r": r,
-                "delta": setup.delta,
-                "iterations": setup.iterations,
-                "n_init": n_init,
-                "delta_prime": 0.025,
-                "run": run,
-                "release_seed": seed_for(
-                    base_seed, setup.name, "release", str(log_eps), str(r), run
-                ),
-            }
-            run_id = f"{setup.name}|{config_key(method, log_eps, r)}|run={run}"
-            specs.append(RunSpec(run_id, config, seed_for(base_seed, setup.name, "run", run)))
+    for profile in profiles:
+        settings = PROFILES[profile]
+        for method, log_eps, r in configurations(setup, profile):
+            for run in range(runs):
+                if settings["shared_projection"]:  # one M per (seed, r), as the authors' code
+                    release_seed = seed_for(base_seed, setup.name, "projection", str(r), run)
+                else:
+                    release_seed = seed_for(
+                        base_seed, setup.name, "release", str(log_eps), str(r), run
+                    )
+                config = {
+                    "dataset": setup.name,
+                    "problem_sha256": checksum,
+                    "profile": profile,
+                    "method": method,
+                    "log_eps": log_eps,
+                    "r": r,
+                    "delta": setup.delta,
+                    "iterations": setup.iterations,
+                    "n_init": n_init,
+                    "delta_prime": settings["delta_prime"],
+                    "run": run,
+                    "release_seed": release_seed,
+                    "function_seed": (
+                        seed_for(base_seed, setup.name, "function", run) if per_run else None
+                    ),
+                }
+                run_id = f"{setup.name}|{config_key(method, log_eps, r, profile)}|run={run}"
+                seed = seed_for(base_seed, setup.name, "run", run)
+                specs.append(ProblemRunSpec(run_id, config, seed, problem_file=file))
     return specs
+
+
+def check_options(params: dict) -> dict:
+    """The reproduction's own options: ``synthetic_geometry`` names a synthetic geometry."""
+    geometry = params.get("synthetic_geometry")
+    if geometry not in SYNTHETIC_GEOMETRIES:
+        raise ValueError(
+            f"synthetic_geometry must be one of {sorted(SYNTHETIC_GEOMETRIES)}, got {geometry!r}"
+        )
+    return params
+
+
+def header(options: Options) -> dict:
+    """The fields of results.json that describe the invocation."""
+    geometry = options["synthetic_geometry"]
+    return {"runs": options.runs, "seed": options.seed, "synthetic_geometry": geometry}
 
 
 def build_specs(options: Options) -> list[RunSpec]:
     """Every run of the reproduction; builds each dataset's problem and caches it under
     ``<out>/problems`` for the workers (``options["problem_factory"]``, default
     :func:`~frontierbo.po.problems.get_problem` with the base seed)."""
-    factory = options["problem_factory"] or _default_factory(options.seed)
+    factory = options["problem_factory"] or _default_factory(
+        options.seed, options["synthetic_geometry"]
+    )
     specs = []
     for name in options.datasets:
-        path = save_problem(factory(name), problem_path(options.out, name))
-        specs += dataset_specs(SETUPS[name], path, options.runs, options.seed)
+        problem = factory(name)
+        path = save_problem(problem, problem_path(options.out, name, problem_checksum(problem)))
+        specs += dataset_specs(SETUPS[name], problem, path, options.runs, options.seed)
     return specs
 
 
-def _default_factory(seed: int):
+def _default_factory(seed: int, geometry: str = "authors"):
     from frontierbo.po.problems import get_problem
 
-    return lambda name: get_problem(name, seed=seed)
+    def factory(name: str) -> Problem:
+        kwargs = {"geometry": geometry} if name == "synthetic" else {}
+        return get_problem(name, seed=seed, **kwargs)
+
+    return factory
 
 
-# -- problem cache shared with worker processes -----------------------------------------------
-_SCALARS = (
-    "lengthscale",
-    "signal_variance",
-    "noise_variance",
-    "prior_mean",
-    "observation_noise_std",
-)
-
-
-def save_problem(problem: Problem, path: Path) -> Path:
-    """Write a problem as ``.npz`` (arrays) + embedded JSON (scalars, meta), atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    header = {k: getattr(problem, k) for k in _SCALARS}
-    header.update(name=problem.name, source=problem.source, meta=to_jsonable(problem.meta))
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, inputs=problem.inputs, values=problem.values, header=json.dumps(header))
-    tmp.replace(path)
-    return path
-
-
-def problem_path(out: Path, name: str) -> Path:
-    """Where a reproduction into ``out`` caches the problem of dataset ``name``."""
-    return Path(out) / "problems" / f"{name}.npz"
-
-
-def read_problem(path: str | Path) -> Problem:
-    """A problem written by :func:`save_problem` (uncached)."""
-    with np.load(path) as data:
-        header = json.loads(str(data["header"]))
-        return Problem(inputs=data["inputs"], values=data["values"], **header)
-
-
-@lru_cache(maxsize=8)
-def load_problem(path: str) -> Problem:
-    """:func:`read_problem`, cached per process: every run of a worker reads the same file."""
-    return read_problem(path)
+def problem_path(out: Path, name: str, checksum: str) -> Path:
+    """Where a reproduction into ``out`` caches the problem of dataset ``name``: the name
+    carries the content's checksum, so two problems never share a file."""
+    return Path(out) / "problems" / f"{name}-{checksum[:16]}.npz"
 
 
 # -- one run ----------------------------------------------------------------------------------
 def run_once(problem: Problem, config: dict, seed: int) -> dict:
-    """One BO run (spec §2.3): the non-private baseline on X, or PO-GP-UCB on a fresh release."""
+    """One BO run (spec §2.3): the non-private baseline on X, or PO-GP-UCB on a fresh release,
+    as the config's profile (:data:`PROFILES`) says."""
+    if config.get("function_seed") is not None:
+        problem = resample(problem, config["function_seed"])
+    settings = PROFILES[config.get("profile", PAPER)]
     rng = np.random.default_rng(seed)
     init_rng, noise_rng = rng.spawn(2)
     init = random_initial_rows(problem.n, config["n_init"], init_rng)
@@ -275,13 +299,14 @@ def run_once(problem: Problem, config: dict, seed: int) -> dict:
             problem.noise_variance,
             problem.prior_mean,
             delta=config["delta_prime"],
+            uncertainty=settings["uncertainty"],
         )
         oracle = TableOracle(problem.values, problem.observation_noise_std, noise_rng)
         res = run_bo(opt, oracle, T, init, problem.values)
         return {"simple_regret": res.simple_regret, "indices": res.indices}
     eps = math.exp(config["log_eps"])
     if config["method"] == PO:
-        mech = RandomProjectionMechanism(eps, config["delta"], config["r"])
+        mech = RandomProjectionMechanism(eps, config["delta"], config["r"], lift=settings["lift"])
     else:
         # The idealised (real-valued, analytic) release: the hardened one is ~1000x slower per
         # release and adds ~30 % more noise at equal (eps, delta); see docs/privacy.md.
@@ -305,23 +330,29 @@ def run_once(problem: Problem, config: dict, seed: int) -> dict:
                 release.Z.shape[1],
             )
         )
-    modeler = POGPUCBModeler.from_release(release, delta_prime=config["delta_prime"], **hyper)
+    modeler = POGPUCBModeler.from_release(
+        release,
+        delta_prime=config["delta_prime"],
+        uncertainty=settings["uncertainty"],
+        **hyper,
+    )
     res = modeler.optimize(curator, T, init, problem.values)
     keys = ("omega", "sigma_min", "branch", "c_prime", "noise_std")
     info = {k: release.info[k] for k in keys if k in release.info}
     return {"simple_regret": res.simple_regret, "indices": res.indices, **info}
 
 
-def run_worker(spec: RunSpec) -> dict:
+def run_worker(spec: ProblemRunSpec) -> dict:
     """Module-level worker for ``run_sweep`` (picklable): loads the cached problem and runs."""
     import warnings
 
     from frontierbo.po.random_projection import NotDifferentiallyPrivateWarning
 
+    problem = load_problem(spec.problem_file, spec.config["problem_sha256"])
     with warnings.catch_warnings():
         # The sweep warns once, up front; thousands of identical warnings help nobody.
         warnings.simplefilter("ignore", NotDifferentiallyPrivateWarning)
-        return run_once(load_problem(spec.config["problem_path"]), spec.config, spec.seed)
+        return run_once(problem, spec.config, spec.seed)
 
 
 # -- sweep and summary ------------------------------------------------------------------------
@@ -333,10 +364,11 @@ def run_dataset(
     n_jobs: int,
     base_seed: int,
     progress: bool = True,
+    profiles: tuple[str, ...] = (PAPER,),
 ) -> dict:
     """Run (or resume) every configuration of one dataset; return its summary (the demo)."""
-    path = save_problem(problem, problem_path(out, setup.name))
-    specs = dataset_specs(setup, path, runs, base_seed)
+    path = save_problem(problem, problem_path(out, setup.name, problem_checksum(problem)))
+    specs = dataset_specs(setup, problem, path, runs, base_seed, profiles=profiles)
     store = ResultStore(Path(out) / "runs.jsonl")
     records = run_sweep(specs, run_worker, store, n_jobs, progress, desc=setup.name)
     return summarise_dataset(setup, problem, records)
@@ -347,12 +379,14 @@ def summarise_dataset(setup: DatasetSetup, problem: Problem, records: list[dict]
     groups: dict[str, list[dict]] = {}
     for rec in records:
         c = rec["config"]
-        groups.setdefault(config_key(c["method"], c["log_eps"], c["r"]), []).append(rec)
+        key = config_key(c["method"], c["log_eps"], c["r"], c.get("profile", PAPER))
+        groups.setdefault(key, []).append(rec)
     configs = {}
     for key, recs in groups.items():
         c, first = recs[0]["config"], recs[0]
         mean, stderr = mean_stderr([rec["simple_regret"] for rec in recs])
         configs[key] = {
+            "profile": c.get("profile", PAPER),
             "method": c["method"],
             "log_eps": c["log_eps"],
             "r": c["r"],
@@ -361,7 +395,11 @@ def summarise_dataset(setup: DatasetSetup, problem: Problem, records: list[dict]
             "mean": mean,
             "stderr": stderr,
         }
-    finals = [r["simple_regret"][-1] for r in records if r["config"]["method"] == NON_PRIVATE]
+    finals = [
+        r["simple_regret"][-1]
+        for r in records
+        if r["config"]["method"] == NON_PRIVATE and r["config"].get("profile", PAPER) == PAPER
+    ]
     return {
         "dataset": setup.name,
         "title": setup.title,
@@ -385,7 +423,10 @@ def summarise(records: list[dict], options) -> dict:
     by_name: dict[str, list[dict]] = {}
     for rec in records:
         by_name.setdefault(rec["config"]["dataset"], []).append(rec)
-    problems = {name: read_problem(problem_path(options.out, name)) for name in options.datasets}
+    problems = {}
+    for name in options.datasets:
+        checksum = by_name[name][0]["config"]["problem_sha256"]
+        problems[name] = read_problem(problem_path(options.out, name, checksum))
     summaries = {
         name: summarise_dataset(SETUPS[name], problems[name], by_name[name])
         for name in options.datasets

@@ -36,10 +36,26 @@ from frontierbo._validation import (
     check_matrix,
     check_positive,
     check_probability,
+    check_real,
 )
 from frontierbo.dp.accounting import PrivacyGuarantee
-from frontierbo.dp.samplers import GaussianMechanism, _default_granularity
+from frontierbo.dp.samplers import (
+    MAX_GRID_INDEX,
+    MAX_GRID_SCALE,
+    GaussianMechanism,
+    _default_granularity,
+)
 from frontierbo.po.random_projection import SUBSTITUTION_NEIGHBOURS, Release
+
+__all__ = [
+    "GaussianRowMechanism",
+    "analytic_gaussian_sigma",
+    "classical_gaussian_sigma",
+    "gaussian_delta",
+    "noise_aware_hyperparameters",
+    "zcdp_epsilon",
+    "zcdp_gaussian_sigma",
+]
 
 
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
@@ -80,9 +96,20 @@ def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) 
     ``epsilon = rho + 2 sqrt(rho ln(1/delta))`` (Bun & Steinke 2016, Prop 1.3); the conversion
     the discrete Gaussian needs (Canonne, Kamath & Steinke 2020)."""
     epsilon = check_positive(epsilon, "epsilon")
-    log_inv = math.log(1.0 / check_probability(delta, "delta"))
-    sqrt_rho = math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)
+    log_inv = -math.log(check_probability(delta, "delta"))
+    # sqrt(rho) = sqrt(L + eps) - sqrt(L), written without the subtraction: for small eps the
+    # difference cancels catastrophically (a relative error of 2e-6 at eps = 1e-9, delta = 1e-5),
+    # which made sigma too small and the claimed epsilon false.
+    sqrt_rho = epsilon / (math.sqrt(log_inv + epsilon) + math.sqrt(log_inv))
     return check_positive(sensitivity, "sensitivity") / (math.sqrt(2.0) * sqrt_rho)
+
+
+def zcdp_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The epsilon at ``delta`` of the Gaussian mechanism with noise ``sigma`` under the zCDP
+    conversion: ``rho + 2 sqrt(rho ln(1/delta))`` with ``rho = Delta^2 / (2 sigma^2)`` (the
+    inverse of :func:`zcdp_gaussian_sigma`)."""
+    rho = sensitivity * sensitivity / (2.0 * sigma * sigma)
+    return rho + 2.0 * math.sqrt(rho * -math.log(delta))
 
 
 def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -128,6 +155,18 @@ class GaussianRowMechanism:
             else analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
         )
 
+    def check_range(self, dim: int, max_abs: float) -> None:
+        """Raise the ValueError :meth:`release` would raise for an (n x ``dim``) matrix whose
+        entries are at most ``max_abs`` in magnitude, without drawing anything: lets a caller
+        reject an (epsilon, delta) outside the hardened sampler's range before any work.
+
+        Only the hardened release without a projection is checked here (with ``r`` the L2
+        sensitivity depends on the projection drawn, and :meth:`release` checks it)."""
+        dim = check_int(dim, "dim", low=1)
+        max_abs = check_real(max_abs, "max_abs", low=0.0, low_open=False)
+        if self.hardened and self.r is None:
+            self._discrete_mechanism(self.sensitivity, dim, max_abs)
+
     def release(self, X, seed: SeedLike = None) -> Release:
         X = check_matrix(X, "X", min_rows=1)
         rng = as_generator(seed)
@@ -140,7 +179,8 @@ class GaussianRowMechanism:
         delta_l2 = self.sensitivity * op_norm
         signal = X if P is None else X @ P
         if self.hardened:
-            discrete = self._discrete_mechanism(delta_l2, signal.shape[1])
+            max_abs = float(np.max(np.abs(signal)))
+            discrete = self._discrete_mechanism(delta_l2, signal.shape[1], max_abs)
             sigma, Z = discrete.sigma, discrete.randomise(signal, rng)
         else:
             sigma = self._sigma or analytic_gaussian_sigma(self.epsilon, self.delta, delta_l2)
@@ -157,25 +197,62 @@ class GaussianRowMechanism:
         }
         return Release(Z, self.name, True, info, self.guarantee())
 
-    def _discrete_mechanism(self, delta_l2: float, dim: int) -> GaussianMechanism:
-        """The grid mechanism whose zCDP guarantee converts to at most (epsilon, delta).
+    def _discrete_mechanism(
+        self, delta_l2: float, dim: int, max_abs: float = 0.0
+    ) -> GaussianMechanism:
+        """The grid mechanism whose zCDP guarantee converts to at most (epsilon, delta), for
+        values of magnitude up to ``max_abs``.
 
         Rounding both neighbours to the grid adds up to sqrt(dim) grid steps to the sensitivity;
-        the grid is 2^-10 of the noise scale, so that costs about 0.1 % more noise."""
-        gamma = _default_granularity(
-            min(delta_l2, zcdp_gaussian_sigma(self.epsilon, self.delta, delta_l2)), "sigma"
-        )
+        the grid is 2^-10 of the noise scale, so that costs about 0.1 % more noise. The exact
+        sampler works on at most 2^45 grid steps of noise and values below 2^52 grid steps
+        (:mod:`frontierbo.dp.samplers`); an (epsilon, delta) outside that range is refused with
+        the range that works, and the guarantee is checked, never assumed: a release that
+        could not keep its stated epsilon raises (also under ``python -O``)."""
+        eps, dlt = self.epsilon, self.delta
+        pair = f"epsilon={eps:g} with delta={dlt:g}"
+        sigma0 = zcdp_gaussian_sigma(eps, dlt, delta_l2)
+        gamma = _default_granularity(min(delta_l2, sigma0), "sigma")
         total = delta_l2 + math.sqrt(dim) * gamma
-        sigma = zcdp_gaussian_sigma(self.epsilon, self.delta, total) * (1.0 + 1e-9)
+        margin = 1.0 + 1e-9
+        sigma = zcdp_gaussian_sigma(eps, dlt, total) * margin
+        if sigma > MAX_GRID_SCALE * gamma:
+            eps_min = zcdp_epsilon(MAX_GRID_SCALE * gamma / margin, dlt, total)
+            raise ValueError(
+                f"{pair} is outside the range of the hardened Gaussian release: epsilon is too "
+                f"small (noise sd {sigma:.3g}, {sigma / delta_l2:.3g} times the L2 sensitivity "
+                f"{delta_l2:g}, exceeds the exact sampler's 2**45 grid steps of {gamma:.3g}); "
+                f"supported at this delta: epsilon >= {_round_sig(eps_min, up=True)}"
+            )
+        if max_abs >= MAX_GRID_INDEX * gamma:
+            limit = max_abs * 2.0**-40
+            if delta_l2 < limit:
+                hint = (
+                    f"the values are more than 2**40 times the L2 sensitivity {delta_l2:g}; "
+                    "rescale the data"
+                )
+            else:
+                eps_max = zcdp_epsilon(limit, dlt, delta_l2)
+                hint = f"supported at this delta: epsilon <= {_round_sig(eps_max, up=False)}"
+            raise ValueError(
+                f"{pair} is outside the range of the hardened Gaussian release: epsilon is too "
+                f"large (noise sd {sigma:.3g}) for values up to {max_abs:.3g} in magnitude: the "
+                f"exact sampler's grid (2**-10 of the noise, {gamma:.3g}) covers values below "
+                f"2**52 grid steps only; {hint}"
+            )
         mech = GaussianMechanism(
             delta_l2,
             sigma,
             gamma,
-            delta=self.delta,
+            delta=dlt,
             dimension=dim,
             neighbouring=SUBSTITUTION_NEIGHBOURS,
         )
-        assert mech.epsilon <= self.epsilon, (mech.epsilon, self.epsilon)
+        if not mech.epsilon <= eps:
+            raise ValueError(
+                f"the hardened Gaussian release cannot certify {pair}: its calibrated noise "
+                f"(sd {sigma!r}) gives epsilon={mech.epsilon!r}; refusing to release"
+            )
         return mech
 
     def guarantee(self) -> PrivacyGuarantee:
@@ -199,6 +276,14 @@ class GaussianRowMechanism:
                 "the objective values y_t are not protected",
             ),
         )
+
+
+def _round_sig(x: float, *, up: bool, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant digits, rounded up or down (a range bound that holds)."""
+    exponent = math.floor(math.log10(x)) - digits + 1
+    scaled = x / 10.0**exponent
+    m = math.ceil(scaled * (1 + 1e-12)) if up else math.floor(scaled * (1 - 1e-12))
+    return f"{m * 10.0**exponent:.{digits}g}"
 
 
 def noise_aware_hyperparameters(

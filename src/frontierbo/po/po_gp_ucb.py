@@ -90,6 +90,8 @@ class POGPUCBModeler(GPUCB):
     delta_prime : ``delta'`` of line 3 (default ``delta_ucb / 2 = 0.025``, spec §2.2).
     kernel : ``"se"`` (the paper's) or an isotropic Matérn (``"matern32"``, ``"matern52"``).
     exclude_observed, predictive_variance : see ``GPUCB``.
+    uncertainty : ``"std"`` (default, line 4 as published) or ``"variance"`` (the authors'
+        public code: ``mu~ + beta_t^{1/2} sigma~^2``), a reproduction aid; see ``GPUCB``.
     """
 
     def __init__(
@@ -103,6 +105,7 @@ class POGPUCBModeler(GPUCB):
         kernel: str = "se",
         exclude_observed: bool = True,
         predictive_variance: bool = False,
+        uncertainty: str = "std",
     ):
         super().__init__(
             Z,
@@ -113,6 +116,7 @@ class POGPUCBModeler(GPUCB):
             delta=delta_prime,
             exclude_observed=exclude_observed,
             predictive_variance=predictive_variance,
+            uncertainty=uncertainty,
         )
 
     @classmethod

@@ -12,6 +12,9 @@
    10:     Z <- r^{-1/2} X~ M
    12: release Z
 
+``lift="additive"`` replaces line 9 by ``X~ <- U (Sigma + omega I) V^T``: what the authors' public
+code (``Mitan/po-gp-ucb``, ``DatasetTransformer.py``) computes. A reproduction aid only.
+
 WARNING — this release is NOT differentially private. ``Z`` is a fixed linear image of the
 centred data, so its column space equals the data's: neighbouring datasets are told apart with
 certainty and d + 1 known rows reconstruct every other row (spec §6.6, docs/privacy.md). It is
@@ -41,6 +44,10 @@ NOT_PRIVATE_MESSAGE = (
     "the PO-GP-UCB random-projection release is NOT differentially private: its column space "
     "equals the data's, so a few known rows reconstruct all others (see docs/privacy.md)"
 )
+
+
+#: The singular-value lifts of line 9 (``RandomProjectionMechanism(lift=...)``).
+LIFTS = ("sqrt", "additive")
 
 
 class NotDifferentiallyPrivateWarning(UserWarning):
@@ -98,6 +105,11 @@ class RandomProjectionMechanism:
     omega_variant : ``"thesis"`` (default) or ``"paper_literal"``.
     projection : optional fixed d x r matrix M (tests; by default a fresh N(0,1) draw per release).
     omega : optional override of the threshold (tests).
+    lift : how line 9 lifts the singular values in the else-branch: ``"sqrt"`` (default, the
+        paper: sigma_i -> sqrt(sigma_i^2 + omega^2)) or ``"additive"`` (sigma_i -> sigma_i + omega),
+        a reproduction aid: the authors' public code does this. Both give sigma_min >= omega;
+        the additive lift stretches the data more (by up to (1 + omega / sigma_min) instead of
+        sqrt(1 + omega^2 / sigma_min^2)).
     """
 
     name = "random_projection"
@@ -111,7 +123,11 @@ class RandomProjectionMechanism:
         omega_variant: str = "thesis",
         projection=None,
         omega: float | None = None,
+        lift: str = "sqrt",
     ):
+        if lift not in LIFTS:
+            raise ValueError(f"lift must be one of {LIFTS}, got {lift!r}")
+        self.lift = lift
         self.epsilon = check_positive(epsilon, "epsilon")
         self.delta = check_probability(delta, "delta")
         self.r = check_int(r, "r", low=1)
@@ -140,10 +156,18 @@ class RandomProjectionMechanism:
         if sigma_min >= self.omega:  # line 6
             branch, Xt = "if", X  # line 7
         else:
-            branch = "else"  # line 9: U sqrt(Sigma^2 + omega^2) V^T
-            Xt = (U * np.sqrt(s**2 + self.omega**2)) @ Vt
+            branch = "else"  # line 9: U sqrt(Sigma^2 + omega^2) V^T (or U (Sigma + omega) V^T)
+            lifted = np.sqrt(s**2 + self.omega**2) if self.lift == "sqrt" else s + self.omega
+            Xt = (U * lifted) @ Vt
         Z = (Xt @ M) / np.sqrt(self.r)  # lines 7 / 10
-        c_prime = 1.0 + (self.omega**2 / sigma_min**2 if branch == "else" and sigma_min > 0 else 0)
+        c_prime = 1.0
+        if branch == "else" and sigma_min > 0:
+            # C' = the largest squared stretch of a distance (Theorem 2), along sigma_min's axis.
+            c_prime = (
+                1.0 + self.omega**2 / sigma_min**2
+                if self.lift == "sqrt"
+                else (1.0 + self.omega / sigma_min) ** 2
+            )
         info = {
             "omega": self.omega,
             "sigma_min": sigma_min,
@@ -153,6 +177,7 @@ class RandomProjectionMechanism:
             "epsilon": self.epsilon,
             "delta": self.delta,
             "r": self.r,
+            "lift": self.lift,
         }
         guarantee = PrivacyGuarantee.none(self.name, NOT_PRIVATE_MESSAGE)
         return Release(Z, self.name, False, info, guarantee)

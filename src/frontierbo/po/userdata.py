@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from frontierbo._validation import check_int, check_positive, check_probability
 from frontierbo.core.fit import fit_hyperparameters
@@ -42,6 +44,7 @@ from frontierbo.core.kernels import make_kernel
 from frontierbo.core.loop import TableOracle, run_bo
 from frontierbo.io import (
     RESULT_FILENAME,
+    check_magnitude,
     check_out_dir,
     column,
     data_path,
@@ -87,6 +90,11 @@ def gaussian_privacy_note(epsilon: float, delta: float) -> str:
 DELTA_PRIME = 0.025
 #: Rows used by the maximum-likelihood fit (a random subset when the file is larger).
 FIT_MAX_POINTS = 2000
+#: Seconds before an automatic progress bar appears (a quick run stays silent).
+PROGRESS_DELAY = 2.0
+#: Fits on this many rows or more take seconds (about 20 s for 800 rows, 2 min for 2000 on two
+#: cores), and the fit can only report after its first optimiser step: its bar shows at once.
+SLOW_FIT_ROWS = 500
 
 
 def load_csv_problem(
@@ -112,8 +120,10 @@ def load_csv_problem(
     Raises:
         FileNotFoundError: ``path`` is not an existing file (the message names ``--data``).
         ValueError: a missing target or feature column, a non-numeric, empty, NaN or infinite
-            value in a used column (message names the column and the 0-based row), fewer than 2
-            rows (n < 2), or a malformed file. Each message names the parameter at fault.
+            value in a used column, or one beyond ``frontierbo.io.MAX_ABS_VALUE`` (1e150) in
+            magnitude, which the fit could not square (message names the column and the 0-based
+            row), fewer than 2 rows (n < 2), or a malformed file. Each message names the
+            parameter at fault.
     """
     path = data_path(path)
     if not isinstance(target, str) or not target.strip():
@@ -138,10 +148,14 @@ def load_csv_problem(
     n = len(rows)
     if n < 2:
         raise ValueError(f"--data {str(path)!r} must have at least 2 data rows (n >= 2), got n={n}")
+    where = f"--data {str(path)!r}"
     y = column(rows, lines, t_col, target, "--target")
+    check_magnitude(y, lines, target, "--target", where)
     X = np.column_stack(
         [column(rows, lines, header.index(name), name, "feature") for name in names]
     )
+    for j, name in enumerate(names):
+        check_magnitude(X[:, j], lines, name, "feature", where)
     if minimize:
         y = -y
     return X, y, names
@@ -197,9 +211,13 @@ def _check_data_params(X, y, iterations, n_init, target, features):
             "there is nothing to choose between"
         )
     if np.ptp(y) == 0:
+        # The one rule of every `run` command (quantum-bo's reward column too): a constant
+        # objective is refused. Every row would be optimal and the regret 0 whatever is chosen,
+        # so the run could show nothing (and the fit has no scale to learn); most often it means
+        # the wrong column was named.
         raise ValueError(
-            f"the --target column {target!r} has the same value in every row: "
-            "there is nothing to optimise"
+            f"the --target column {target!r} has the same value in every row: every row is "
+            "optimal and there is nothing to optimise (is it the right column?)"
         )
 
 
@@ -218,6 +236,7 @@ def run_on_csv(
     out: str | os.PathLike | None = None,
     fit_restarts: int = 3,
     mechanism: str = "random_projection",
+    progress: bool | None = None,
 ) -> dict:
     """Optimise the target column of a CSV file with GP-UCB or PO-GP-UCB (see module doc).
 
@@ -232,6 +251,13 @@ def run_on_csv(
         out: directory; when given, ``out/result.json`` is written atomically at the end (the
             directory is created only after the run succeeded; an existing file is replaced).
         fit_restarts: random restarts of the maximum-likelihood fit.
+        mechanism: the curator's release for ``po-gp-ucb``: ``"random_projection"`` (the
+            paper's Algorithm 1, not DP) or ``"gaussian"`` (an (epsilon, delta)-DP release;
+            an (epsilon, delta) outside its exact sampler's range is refused before any work,
+            with the range that works).
+        progress: progress bars on stderr (the fit, then the queries): None (default) shows
+            them on a terminal for a run that lasts more than :data:`PROGRESS_DELAY` seconds,
+            True always, False never.
 
     Returns:
         A JSON-ready dict: ``algorithm, data, target, features, minimize, n, d, iterations,
@@ -247,14 +273,27 @@ def run_on_csv(
 
     Raises:
         FileNotFoundError, ValueError, TypeError: for any bad argument, before any work is done
-        and before any file is created. ``po-gp-ucb`` emits a ``NotDifferentiallyPrivateWarning``.
+        and before any file is created: a constant target (every row optimal), a value beyond
+        1e150 in magnitude, an unwritable ``out``, an (epsilon, delta) the Gaussian release
+        cannot calibrate. ``po-gp-ucb`` with ``random_projection`` emits a
+        ``NotDifferentiallyPrivateWarning``.
     """
     iterations, seed, n_init, fit_restarts, privacy, out = _check_params(
         algorithm, iterations, seed, epsilon, delta, r, n_init, out, fit_restarts, mechanism
     )
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None, got {progress!r}")
     X_raw, y, names = load_csv_problem(path, target, features, minimize)
     _check_data_params(X_raw, y, iterations, n_init, target.strip(), names)
     n, d = X_raw.shape
+    gaussian_mech = None
+    if algorithm == "po-gp-ucb" and mechanism == "gaussian":
+        gaussian_mech = GaussianRowMechanism(*privacy)
+        try:
+            # The normalised inputs have row norms <= DEFAULT_MAX_NORM, so every entry too.
+            gaussian_mech.check_range(d, DEFAULT_MAX_NORM)
+        except ValueError as exc:
+            raise ValueError(f"--epsilon {privacy[0]:g} / --delta {privacy[1]:g}: {exc}") from None
     sign = -1.0 if minimize else 1.0
 
     # Independent seeded streams; none depends on the algorithm, so both methods share the fit
@@ -262,15 +301,20 @@ def run_on_csv(
     fit_ss, init_ss, curator_ss = np.random.SeedSequence(seed).spawn(3)
 
     # P0: hyperparameters on the raw inputs, then isotropic, centred, max row norm 25.
-    fit = fit_hyperparameters(
-        X_raw,
-        y,
-        kernel="se",
-        ard=True,
-        n_restarts=fit_restarts,
-        seed=np.random.default_rng(fit_ss),
-        max_points=FIT_MAX_POINTS,
-    )
+    fit_points = min(n, FIT_MAX_POINTS)
+    fit_desc = f"{algorithm}: fitting the GP ({fit_points} rows)"
+    with _bar(progress, fit_restarts, fit_desc, at_once=fit_points >= SLOW_FIT_ROWS) as bar:
+        fit = fit_hyperparameters(
+            X_raw,
+            y,
+            kernel="se",
+            ard=True,
+            n_restarts=fit_restarts,
+            seed=np.random.default_rng(fit_ss),
+            max_points=FIT_MAX_POINTS,
+            callback=lambda restart: bar.update(max(restart - bar.n, 0)),
+        )
+        bar.update(fit_restarts - bar.n)
     raw_lengthscales = np.atleast_1d(fit.kernel.lengthscale).astype(float)
     inputs, scale = preprocess_inputs(X_raw, raw_lengthscales, DEFAULT_MAX_NORM)
     hyper = {
@@ -291,11 +335,13 @@ def run_on_csv(
             beta="srinivas",
             delta=DELTA_PRIME,
         )
-        bo = run_bo(optimizer, TableOracle(y), iterations, initial, true_values=y)
+        with _bar(progress, n_init + iterations, f"{algorithm}: queries") as bar:
+            oracle = _Counted(TableOracle(y), bar)
+            bo = run_bo(optimizer, oracle, iterations, initial, true_values=y)
     else:
         eps, dlt, proj_dim = privacy
-        if mechanism == "gaussian":
-            mech = GaussianRowMechanism(eps, dlt, proj_dim)
+        if gaussian_mech is not None:
+            mech = gaussian_mech
         else:
             mech = RandomProjectionMechanism(eps, dlt, proj_dim)  # warns: not DP
         curator = Curator(inputs, y, mech, seed=np.random.default_rng(curator_ss))
@@ -308,7 +354,8 @@ def run_on_csv(
                 )
             )
         modeler = POGPUCBModeler.from_release(release, delta_prime=DELTA_PRIME, **hyper)
-        bo = modeler.optimize(curator, iterations, initial, true_values=y)
+        with _bar(progress, n_init + iterations, f"{algorithm}: queries") as bar:
+            bo = modeler.optimize(_Counted(curator, bar), iterations, initial, true_values=y)
         keys = ("omega", "sigma_min", "branch", "c_prime", "noise_std", "epsilon", "delta", "r")
         release_info = {"mechanism": mechanism} | {
             k: release.info[k] for k in keys if k in release.info
@@ -357,6 +404,26 @@ def run_on_csv(
     if out is not None:
         write_json_atomic(out / RESULT_FILENAME, result, strict=True)
     return result
+
+
+def _bar(progress: bool | None, total: int, desc: str, at_once: bool = False) -> tqdm:
+    """A progress bar on stderr that vanishes when done: automatic (None: on a terminal, after
+    :data:`PROGRESS_DELAY` seconds unless ``at_once``), forced (True) or off (False)."""
+    disable = None if progress is None else not progress  # None: tqdm checks for a terminal
+    delay = PROGRESS_DELAY if progress is None and not at_once else 0.0
+    return tqdm(total=total, desc=desc, leave=False, disable=disable, delay=delay, file=sys.stderr)
+
+
+class _Counted:
+    """An oracle (``query(index) -> value``) that ticks a progress bar at every query."""
+
+    def __init__(self, oracle, bar: tqdm):
+        self._oracle, self._bar = oracle, bar
+
+    def query(self, index: int) -> float:
+        value = self._oracle.query(index)
+        self._bar.update(1)
+        return value
 
 
 # -- reporting ----------------------------------------------------------------------------------

@@ -1,5 +1,9 @@
 """Deprecated: ``frontierbo.privacy`` moved to ``frontierbo.dp`` (samplers, accounting) and
-``frontierbo.po`` (the PO-GP-UCB release, curator, modeler, theory, audits)."""
+``frontierbo.po`` (the PO-GP-UCB release, curator, modeler, theory, audits).
+
+Both the old module paths (``frontierbo.privacy.gaussian_release``) and the public names at
+package level (``from frontierbo.privacy import GaussianRowMechanism``) keep working for one
+release, with a ``DeprecationWarning``; import from the new modules instead."""
 
 import sys
 
@@ -17,4 +21,5 @@ alias_package(
         "theory": "frontierbo.po.theory",
     },
     "frontierbo.dp and frontierbo.po",
+    export=True,
 )

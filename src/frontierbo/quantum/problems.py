@@ -510,6 +510,15 @@ def _import_sklearn():
     return SVC, train_test_split
 
 
+def automl_missing() -> str | None:
+    """Why the AutoML problem cannot run on this install (scikit-learn missing), or None."""
+    try:
+        _import_sklearn()
+    except ImportError as exc:
+        return str(exc)
+    return None
+
+
 def load_pima(
     path: PathLike | None = None, *, verify: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:

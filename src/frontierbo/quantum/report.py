@@ -24,9 +24,12 @@ from frontierbo.quantum.experiment import (
     SETTINGS,
     build_specs,
     check_options,
+    run_worker,
+    unavailable,
+)
+from frontierbo.quantum.summary import (
     crossover,
     header,
-    run_worker,
     summarise,
 )
 
@@ -233,5 +236,6 @@ REPRODUCTION = Reproduction(
     markdown=report_markdown,
     header=header,
     check=check_options,
+    unavailable=unavailable,
     published=PUBLISHED,
 )

@@ -41,6 +41,7 @@ from frontierbo._validation import check_int, check_real
 from frontierbo.core.acquisition import resolve_width
 from frontierbo.io import (
     RESULT_FILENAME,
+    check_magnitude,
     check_out_dir,
     column,
     data_path,
@@ -94,8 +95,13 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
 
     Raises FileNotFoundError (``--data`` missing) or ValueError naming the column (and the row
     for a bad cell): missing reward columns, both ``p`` and ``mean``/``sigma``, a non-numeric,
-    empty, NaN or infinite value, ``p`` outside ``[0, 1]``, ``sigma <= 0``, an unknown, duplicate or
-    reward ``--features`` column, no feature column, fewer than 2 arms.
+    empty, NaN or infinite value, one beyond ``frontierbo.io.MAX_ABS_VALUE`` (1e150) in
+    magnitude, ``p`` outside ``[0, 1]``, ``sigma <= 0``, the same mean reward for every arm, an
+    unknown, duplicate or reward ``--features`` column, no feature column, fewer than 2 arms.
+
+    A constant mean reward is refused, as ``run gp-ucb`` refuses a constant target (one rule for
+    every ``run`` command): every arm would be optimal and the regret 0 whatever is played, so the
+    run could show nothing, and most often the wrong column was given.
     """
     path = data_path(path)
     header, rows, lines = read_table(path)
@@ -133,6 +139,7 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
     out: dict = {"model": model, "features": names}
     for name in reward_names:
         out[name] = column(rows, lines, header.index(name), name, "reward")
+        check_magnitude(out[name], lines, name, "reward", where)
     if model == "bernoulli":
         bad = np.flatnonzero((out["p"] < 0.0) | (out["p"] > 1.0))
         if bad.size:
@@ -151,9 +158,18 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
                 f"{out['sigma'][i]:g} must be > 0 (the reward's standard deviation)"
             )
         out["means"] = out["mean"].copy()
+    if np.ptp(out["means"]) == 0.0:
+        column_name = reward_names[0]
+        raise ValueError(
+            f"{where}: the reward column {column_name!r} has the same value "
+            f"{out['means'][0]:g} in every row: every arm is optimal and there is nothing to "
+            "optimise (is it the right column?)"
+        )
     X_raw = np.column_stack(
         [column(rows, lines, header.index(name), name, "feature") for name in names]
     )
+    for j, name in enumerate(names):
+        check_magnitude(X_raw[:, j], lines, name, "feature", where)
     lo, hi = X_raw.min(axis=0), X_raw.max(axis=0)
     width = hi - lo
     safe = np.where(width > 0, width, 1.0)
@@ -285,7 +301,8 @@ def run_quantum_on_csv(
             ``"aer"`` (Qiskit circuits, extra ``frontierbo[quantum]``); quantum methods only.
         delta: failure probability of every stage's estimate, in (0, 1) (also the confidence of
             the ``"theory"`` width).
-        out: directory; when given, ``out/result.json`` is written atomically after the run.
+        out: directory; when given, ``out/result.json`` is written atomically after the run,
+            without ``seconds``: two runs with the same inputs and seed write identical files.
         beta: deprecated alias of ``width`` (``DeprecationWarning``; the result keeps the key
             ``"beta"`` for the width).
 
@@ -299,7 +316,8 @@ def run_quantum_on_csv(
     ``stages_per_arm`` (length n); for quantum methods ``stages``: one dict per stage (stage 0 is
     the initial arm) with ``arm, epsilon, queries, started_at, estimate, beta``, where the stored
     key ``epsilon`` holds the stage's accuracy and ``beta`` its width (the keys keep their names
-    so that results stay comparable).
+    so that results stay comparable); ``seconds``, the wall time of the run (printed, not stored
+    in result.json).
 
     Raises:
         FileNotFoundError, ValueError, TypeError: for any bad argument, before any work is done
@@ -437,7 +455,9 @@ def run_quantum_on_csv(
         ]
     result = finite_or_null(result)
     if out is not None:
-        write_json_atomic(out / RESULT_FILENAME, result)
+        # Wall time is not a result: kept out of the file so that a seed fixes its bytes.
+        stored = {key: value for key, value in result.items() if key != "seconds"}
+        write_json_atomic(out / RESULT_FILENAME, stored)
     return result
 
 
@@ -502,4 +522,6 @@ def format_quantum_result(result: dict, max_stages: int = 6) -> str:
             f"most pulled arm: row {most} ({100.0 * plays[most] / result['total_queries']:.1f} % "
             "of the pulls)"
         )
+    if "seconds" in result:
+        lines.append(f"wall time: {result['seconds']:.1f} s")
     return "\n".join(lines)

@@ -7,12 +7,19 @@ GP hyperparameters the modeler uses, all in the units of the preprocessed inputs
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
+import tempfile
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
 from frontierbo._validation import check_matrix, check_positive, check_real, check_vector
+from frontierbo.io import to_jsonable
 
 DEFAULT_MAX_NORM = 25.0
 
@@ -171,3 +178,78 @@ def jittered_cholesky(
     raise np.linalg.LinAlgError(
         f"kernel matrix is not positive definite even with jitter {jitter / 10.0:.3g}"
     )
+
+
+# -- the problem file shared with worker processes -------------------------------------------
+_SCALARS = (
+    "lengthscale",
+    "signal_variance",
+    "noise_variance",
+    "prior_mean",
+    "observation_noise_std",
+)
+
+
+def _header(problem: Problem) -> dict:
+    header = {k: getattr(problem, k) for k in _SCALARS}
+    header.update(name=problem.name, source=problem.source, meta=to_jsonable(problem.meta))
+    return header
+
+
+def problem_checksum(problem: Problem) -> str:
+    """sha256 (hex) of a problem's content: its arrays and its scalars and meta as canonical JSON.
+
+    The identity a reproduction keys its runs on (never a path, which depends on how ``--out``
+    was spelled or where the folder was moved). It survives :func:`save_problem` /
+    :func:`read_problem` unchanged.
+    """
+    h = hashlib.sha256()
+    for a in (problem.inputs, problem.values):
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        h.update(f"{a.shape}".encode())
+        h.update(a.tobytes())
+    h.update(json.dumps(_header(problem), sort_keys=True, allow_nan=True).encode())
+    return h.hexdigest()
+
+
+def save_problem(problem: Problem, path: str | Path) -> Path:
+    """Write a problem as ``.npz`` (arrays) + embedded JSON (scalars, meta), atomically.
+
+    The temporary file has a unique name in the target folder, so two processes writing the
+    same path never write into each other's file; the last rename wins.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            header = json.dumps(_header(problem))
+            np.savez(fh, inputs=problem.inputs, values=problem.values, header=header)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_problem(path: str | Path) -> Problem:
+    """A problem written by :func:`save_problem` (uncached)."""
+    with np.load(path) as data:
+        header = json.loads(str(data["header"]))
+        return Problem(inputs=data["inputs"], values=data["values"], **header)
+
+
+@lru_cache(maxsize=8)
+def load_problem(path: str, checksum: str | None = None) -> Problem:
+    """:func:`read_problem`, cached per process (every run of a worker reads the same file).
+
+    With ``checksum``, the content must have that :func:`problem_checksum`: a file replaced
+    under a run (another sweep, a moved folder) fails loudly instead of giving other numbers.
+    """
+    problem = read_problem(path)
+    if checksum is not None and problem_checksum(problem) != checksum:
+        raise ValueError(
+            f"problem file {path} does not hold the problem this run was planned with "
+            f"(checksum {checksum[:12]}...); run the reproduction again to rewrite it"
+        )
+    return problem
