@@ -9,18 +9,28 @@ lambda = 1, delta = 0.1. Every algorithm sees the same reward-noise and privacy-
 Printed per algorithm: the whole-run wall-clock; the mean ms per step (ask + tell, environment
 excluded) in windows of ``--window`` rounds ending at t = 250, 500, 1000, 2000 (scaled to T); the
 Nyström dictionary size m_t at the window's end for ATA and MoMA. Then the MoMA/ATA wall-clock
-ratio, and a growth check: between consecutive windows, the growth of ATA's step time against
-the growth of the work a step needs, ``m_t^3 + n m_t^2 + m_t t`` (eigendecomposition of V_t,
-features of the n arms, re-truncation of the whole history; spec §2.3): a ratio near or below 1
-means the step grows no faster than the dictionary size requires. TGP's step is one O(n t) GP
-update (``FiniteDomainGP``), MoMA's an O(1) round plus an epoch close every k_mom rounds.
+ratio, and a growth check: between consecutive windows, the time of one Nyström update divided
+by the work its path needs (``m^2 + n m`` incremental, ``m^3 + n m^2`` on a dictionary change):
+a ratio near 1 means the update grows no faster than the dictionary size requires. ATA's line 8
+costs O(n m) plus O(t) to file a reward (``ArmRewardIndex``); TGP's step is one GP update on at
+most n_p + n rows (``FiniteDomainGP``, regrouped every n rounds), MoMA's an O(1) round plus an
+epoch close every k_mom rounds.
+
+``--full-run``: instead, one run of every algorithm on every dataset family (private, eps =
+``--eps``) at T (default the full reproduction's 10^4), printed as seconds per run, and the
+projected wall time of the full ``frontierbo reproduce ldp-bo`` (540 runs): the sum over its
+settings, algorithms and trials of the measured per-run time of that (family, algorithm),
+divided by ``--jobs`` (default 2). A projection from one seed per cell, on whatever load the
+machine has; the full run's own per-run seconds are in its runs.jsonl. To get the "before"
+figure of a change, run the same command with ``PYTHONPATH`` pointing at the old sources.
 
 BLAS threads: one by default (``--blas-threads 1``, via threadpoolctl), like the reproduction's
 workers: the matrices are tiny (m, n <= 100), and on a busy 2-core machine a second OpenBLAS
 thread made ATA-GP-UCB 6-9x slower. ``--blas-threads 0`` leaves the library default.
 
 Run:  ``PYTHONPATH=src python benchmarks/ldp_speed.py [--T 2000] [--eps 1] [--kernel se]
-[--non-private] [--seed 0] [--window 100] [--blas-threads 1]``.
+[--non-private] [--seed 0] [--window 100] [--blas-threads 1]`` or
+``python benchmarks/ldp_speed.py --full-run [--T 10000] [--jobs 2]``.
 """
 
 from __future__ import annotations
@@ -37,10 +47,14 @@ from frontierbo.dp.samplers import RandomBits
 from frontierbo.ldp.experiment import (
     ALGORITHMS,
     BETA_SCALE,
+    DATASETS,
     DELTA,
+    FULL_T,
+    FULL_TRIALS,
     LAM,
     PROFILE,
     make_algorithm,
+    settings,
 )
 from frontierbo.ldp.problems import get_ldp_problem
 from frontierbo.ldp.randomiser import CTL
@@ -137,13 +151,52 @@ def window_stats(res: dict, ends, width: int) -> list[dict]:
     return out
 
 
+def full_run_projection(T: int, eps: float, seed: int, jobs: int) -> None:
+    """Seconds per run of each (family, algorithm) at T, and the projected full-run wall time."""
+    seconds: dict[tuple[str, str], float] = {}
+    print(f"seconds per run at T = {T} (private, eps = {eps:g}, seed {seed}):")
+    print(f"  {'family':<18} {'n':>4} " + " ".join(f"{a:>8}" for a in ALGORITHMS))
+    for family in DATASETS:
+        problem = get_ldp_problem(family, seed)
+        row = []
+        for alg in ALGORITHMS:
+            res = run_timed(problem, alg, T, eps, seed)
+            seconds[family, alg] = res["total"]
+            row.append(f"{res['total']:8.2f}")
+        print(f"  {family:<18} {problem.n:>4} " + " ".join(row))
+    grid = settings()
+    per_alg = {alg: 0.0 for alg in ALGORITHMS}
+    for s in grid:
+        for alg in ALGORITHMS:
+            per_alg[alg] += FULL_TRIALS * seconds[s.family, alg]
+    total = sum(per_alg.values())
+    n_runs = len(grid) * len(ALGORITHMS) * FULL_TRIALS
+    print(
+        f"\nprojected full reproduction ({len(grid)} settings x {len(ALGORITHMS)} algorithms x "
+        f"{FULL_TRIALS} trials = {n_runs} runs at T = {T}): {total / 60:.1f} CPU-minutes, "
+        f"{total / jobs / 60:.1f} min wall on {jobs} workers"
+    )
+    print(
+        "  by algorithm (CPU-minutes): "
+        + ", ".join(f"{a} {v / 60:.1f}" for a, v in per_alg.items())
+    )
+
+
 def _ms(x: float) -> str:
     return "     -" if math.isnan(x) else f"{x:6.3f}"
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--T", type=int, default=2000)
+    ap.add_argument(
+        "--T", type=int, default=None, help="horizon (default 2000; 10^4 with --full-run)"
+    )
+    ap.add_argument(
+        "--full-run",
+        action="store_true",
+        help="time every (family, algorithm) once and project the full reproduction's wall time",
+    )
+    ap.add_argument("--jobs", type=int, default=2, help="workers of the projected full run")
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--non-private", action="store_true")
     ap.add_argument("--kernel", choices=("se", "matern"), default="se")
@@ -164,7 +217,15 @@ def main(argv=None) -> None:
             print("threadpoolctl is not installed: BLAS threads left at the default")
         else:
             threadpool_limits(limits=args.blas_threads, user_api="blas")
-    T = args.T
+    if args.full_run:
+        T = FULL_T if args.T is None else args.T
+        print(
+            f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
+            f"load average {os.getloadavg()[0]:.2f}"
+        )
+        full_run_projection(T, args.eps, args.seed, args.jobs)
+        return
+    T = 2000 if args.T is None else args.T
     eps = None if args.non_private else args.eps
     name = f"synthetic-{args.kernel}" + ("-t" if eps is None else "")
     problem = get_ldp_problem(name, args.seed)

@@ -5,8 +5,17 @@ arrival in round t: ``y_hat_t = y_bar_t * 1{|y_bar_t| <= b_t}`` (a reward above 
 replaced by 0, not clipped), and the truncated rewards feed an exact GP posterior with
 likelihood N(0, lam) (paper eqs. (2)-(3)). That posterior is the project's one GP core,
 :class:`frontierbo.core.gp.FiniteDomainGP` over ``PrecomputedKernel.arms(n)`` with
-``PrecomputedKernel(K)`` and ``noise_variance = lam``: each round costs one incremental O(n t)
-update, never a refactorisation.
+``PrecomputedKernel(K)`` and ``noise_variance = lam``: each round costs one incremental update,
+never a refactorisation.
+
+Regrouping (exact): k rewards of one arm with noise variance lam carry the same information as
+their mean with noise variance lam / k (the likelihoods differ by a factor free of f). The GP
+therefore holds one row per distinct arm played (the mean of its truncated rewards, noise
+lam / n_a) plus the rounds told since the last regrouping, and is rebuilt in that form every
+``regroup_every`` rounds (default n, the number of arms). An update then costs O(n (n_p + n))
+instead of O(n t) (n_p <= n arms played; at T = 10^4 and n = 100, ~40x less), and a regrouping
+O(n n_p^2) every n rounds. The posterior is the same up to rounding; ``regroup_every=0`` keeps
+one row per round (the reference path).
 
 Every formula of b_t and beta_t lives in :mod:`frontierbo.ldp.parameters` (one copy in the
 project):
@@ -27,7 +36,8 @@ constructor arguments are validated by :class:`frontierbo.ldp.arguments.LDPArgum
 
 gamma_{t-1} (theory profiles) is the data-dependent surrogate of spec §2.4,
 ``0.5 ln det(I + K_{t-1} / lam)`` over the points actually played, read from the GP's Cholesky
-pivots (``FiniteDomainGP.log_det``) in O(t).
+pivots: ``0.5 (ln det(K_rows + S) - sum ln s_row)`` with the rows' noise variances S, which by
+Sylvester's determinant identity is the same for the per-round and the regrouped rows.
 """
 
 from __future__ import annotations
@@ -103,7 +113,9 @@ class TGPUCB:
     Attributes
     ----------
     name : "TGP-UCB" or "LDP-TGP-UCB".
-    gp : the :class:`FiniteDomainGP` posterior over the truncated rewards (read only).
+    gp : the :class:`FiniteDomainGP` posterior over the truncated rewards (read only): one row per
+        round since the last regrouping, and before them one row per arm played (mean of its
+        truncated rewards, noise lam / n_a).
     t : rounds completed (rewards told).
     n_truncated : rewards replaced by 0 so far.
     last_width : the width beta_t used by the latest :meth:`ask` (None before the first UCB
@@ -127,6 +139,7 @@ class TGPUCB:
         beta_scale: float = 1.0,
         seed: SeedLike = None,
         truncation: float | Callable[[int], float] | None = None,
+        regroup_every: int | None = None,
     ):
         kernel = PrecomputedKernel(K)  # validates K (square, finite, symmetric, PSD)
         self.n = kernel.K.shape[0]
@@ -169,6 +182,14 @@ class TGPUCB:
             noise_variance=self.lam,
             capacity=min(self.T, _MAX_INITIAL_CAPACITY),
         )
+        self.regroup_every = (
+            self.n if regroup_every is None else check_int(regroup_every, "regroup_every", low=0)
+        )
+        self._t = 0  # rounds told
+        self._sums = np.zeros(self.n)  # per arm: the sum of its truncated rewards
+        self._counts = np.zeros(self.n, dtype=np.int64)  # per arm: rewards told
+        self._log_noise = 0.0  # sum of ln(noise variance) over the GP's rows (for gamma)
+        self._since_regroup = 0  # rows added since the last regrouping
         self.n_truncated = 0
         self.last_width: float | None = None
         self._std = np.empty(self.n)  # ask()'s buffers: sigma_{t-1}, then the UCB scores
@@ -198,13 +219,14 @@ class TGPUCB:
     @property
     def t(self) -> int:
         """Rounds completed: rewards told so far."""
-        return self.gp.t
+        return self._t
 
     @property
     def gamma(self) -> float:
         """gamma_t surrogate ``0.5 ln det(I + K_t / lam)`` over the t points played (spec §2.4),
-        from the GP's Cholesky pivots: ``0.5 (ln det(K_t + lam I) - t ln lam)``."""
-        return max(0.5 * (self.gp.log_det - self.t * math.log(self.lam)), 0.0)
+        from the GP's Cholesky pivots: ``0.5 (ln det(K_rows + S) - sum ln s_row)`` (the module
+        docstring), ``0.5 (ln det(K_t + lam I) - t ln lam)`` before any regrouping."""
+        return max(0.5 * (self.gp.log_det - self._log_noise), 0.0)
 
     def width(self, t: int) -> float:
         """beta_t, the width (multiplier of sigma) used to select in round t >= 1 (uses b_{t-1}
@@ -286,6 +308,30 @@ class TGPUCB:
         # lines 9-10: mu_hat_t, sigma_t^2 = the GP posterior of Y_hat_t (noise lam), one
         # incremental rank-one update.
         self.gp.add(arm, y_hat)
+        self._t = t
+        self._sums[arm] += y_hat
+        self._counts[arm] += 1
+        self._log_noise += math.log(self.lam)
+        self._since_regroup += 1
+        if self.regroup_every and self._since_regroup >= self.regroup_every:
+            self._regroup()
+
+    def _regroup(self) -> None:
+        """Rebuild the GP with one row per arm played: the mean of its truncated rewards with
+        noise variance lam / n_a (the same posterior, see the module docstring)."""
+        played = np.flatnonzero(self._counts)
+        gp = FiniteDomainGP(
+            PrecomputedKernel.arms(self.n),
+            self.gp.kernel,
+            noise_variance=self.lam,
+            capacity=played.shape[0] + self.regroup_every + 1,
+        )
+        noise = self.lam / self._counts[played]
+        for a, y, s in zip(played, self._sums[played] / self._counts[played], noise, strict=True):
+            gp.add(int(a), float(y), float(s))
+        self.gp = gp
+        self._log_noise = float(np.log(noise).sum())
+        self._since_regroup = 0
 
     def __repr__(self) -> str:
         eps = "" if not self.private else f", eps_priv={self.eps_priv:g}"
