@@ -217,3 +217,47 @@ def test_log_det_matches_direct_and_gives_information_gain():
     assert gp.log_det == pytest.approx(np.linalg.slogdet(Kt)[1], rel=1e-12)
     gain = 0.5 * np.linalg.slogdet(np.eye(4) + gp.kernel(X[gp.observed_indices]) / 0.3)[1]
     assert 0.5 * (gp.log_det - 4 * np.log(0.3)) == pytest.approx(gain, rel=1e-12)
+
+
+def test_joint_posterior_of_a_batch_matches_the_direct_solve():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, (80, 2))
+    gp = FiniteDomainGP(X, SquaredExponential(0.3, 1.5), noise_variance=0.01, prior_mean=0.2)
+    rows = np.array([4, 17, 17, 60])  # a repeated row: a path may revisit a cell
+    mean0, cov0 = gp.joint_posterior(rows)
+    np.testing.assert_allclose(cov0, gp.kernel(X[rows]), atol=1e-14)
+    for i in rng.choice(80, 12, replace=False):
+        gp.add(int(i), float(np.sin(5 * X[i, 0])), noise_variance=0.01 * (1 + i % 3))
+    mean, cov = gp.joint_posterior(rows)
+    np.testing.assert_allclose(mean, gp.direct_posterior()[0][rows], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(cov, gp.direct_covariance(rows), rtol=1e-8, atol=1e-12)
+    np.testing.assert_array_equal(cov, cov.T)
+    np.testing.assert_allclose(np.diag(cov), gp.posterior_variance(clip=False)[rows], atol=1e-12)
+    other = np.array([0, 1, 2])
+    np.testing.assert_allclose(
+        gp.covariance(rows, other), gp.direct_covariance(rows, other), rtol=1e-8, atol=1e-12
+    )
+
+
+def test_conditioning_on_hypothetical_observations_equals_adding_them():
+    """The planner's algebra on covariance blocks = the GP after the observations (no state)."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(0, 1, (50, 1))
+    gp = FiniteDomainGP(X, Matern52(0.2, 1.0), noise_variance=0.05)
+    gp.add(3, 0.4)
+    path, query, y = np.array([10, 20, 30]), np.arange(50), np.array([0.1, -0.3, 0.8])
+    s = gp.noise_variance
+    gain = np.linalg.solve(gp.covariance(path) + s * np.eye(3), gp.covariance(path, query)).T
+    mean = gp.mean[query] + gain @ (y - gp.mean[path])
+    cov = gp.covariance(query) - gain @ gp.covariance(path, query)
+    for i, v in zip(path, y, strict=True):
+        gp.add(int(i), float(v))
+    np.testing.assert_allclose(mean, gp.mean, atol=1e-10)
+    np.testing.assert_allclose(np.diag(cov), gp.posterior_variance(clip=False), atol=1e-10)
+
+
+@pytest.mark.parametrize("rows", [[], [[1, 2]], [-1], [80], [0.5]])
+def test_joint_posterior_rejects_bad_rows(rows):
+    gp = FiniteDomainGP(np.zeros((80, 1)), SquaredExponential(1.0, 1.0), 0.1)
+    with pytest.raises(ValueError, match="rows"):
+        gp.joint_posterior(np.array(rows))

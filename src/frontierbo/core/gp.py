@@ -143,6 +143,38 @@ class FiniteDomainGP:
         """Variance of a noisy observation ``y(x)``: latent variance + sigma_n^2 (thesis eq. 3.2)."""
         return self.variance + self.noise_variance
 
+    # -- joint posterior of a batch ----------------------------------------------------------
+    def covariance(self, rows_a, rows_b=None) -> np.ndarray:
+        """Latent posterior covariance (ka, kb) between candidate rows ``rows_a`` and ``rows_b``
+        (default ``rows_a``): ``k(A, B) - V[:, A]^T V[:, B]``, O(ka kb (d + t)).
+
+        Serves batch and nonmyopic planners (the joint law of a kappa-point macro-action, and the
+        posterior after hypothetical observations along a path, which is linear algebra on these
+        blocks) without touching the incremental state.
+        """
+        a = self._rows(rows_a, "rows_a")
+        b = a if rows_b is None else self._rows(rows_b, "rows_b")
+        cov = self.kernel(self.candidates[a], self.candidates[b])
+        t = self.t
+        if t:
+            cov -= self._V[:t, a].T @ self._V[:t, b]
+        return cov
+
+    def joint_posterior(self, rows) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean (k,) and latent covariance (k, k) of the candidate rows ``rows``."""
+        rows = self._rows(rows, "rows")
+        cov = self.covariance(rows)
+        cov = 0.5 * (cov + cov.T)  # exact symmetry for Cholesky / sampling downstream
+        return self.mean[rows].copy(), cov
+
+    def _rows(self, rows, name: str) -> np.ndarray:
+        rows = np.asarray(rows)
+        if rows.ndim != 1 or rows.size == 0 or not np.issubdtype(rows.dtype, np.integer):
+            raise ValueError(f"{name} must be a non-empty 1-D array of row indices, got {rows!r}")
+        if rows.min() < 0 or rows.max() >= self.n:
+            raise ValueError(f"{name} must be row indices in [0, {self.n - 1}], got {rows!r}")
+        return rows
+
     # -- update -----------------------------------------------------------------------------
     def add(self, index: int, y: float, noise_variance: float | None = None) -> None:
         """Condition on ``y`` observed at candidate ``index`` (noise variance default sigma_n^2)."""
@@ -208,3 +240,15 @@ class FiniteDomainGP:
         mean = self.prior_mean + Kxt @ alpha
         var = self._prior_var - np.einsum("ij,ji->i", Kxt, np.linalg.solve(A, Kxt.T))
         return mean, np.maximum(var, 0.0)
+
+    def direct_covariance(self, rows_a, rows_b=None) -> np.ndarray:
+        """:meth:`covariance` recomputed from scratch with ``np.linalg.solve`` (reference)."""
+        a = self._rows(rows_a, "rows_a")
+        b = a if rows_b is None else self._rows(rows_b, "rows_b")
+        Xa, Xb = self.candidates[a], self.candidates[b]
+        prior = self.kernel(Xa, Xb)
+        if self.t == 0:
+            return prior
+        Xt = self.candidates[self._idx]
+        A = self.kernel(Xt) + np.diag(self._noise)
+        return prior - self.kernel(Xa, Xt) @ np.linalg.solve(A, self.kernel(Xt, Xb))
