@@ -21,6 +21,7 @@ from frontierbo.core.kernels import (
     make_kernel,
 )
 from frontierbo.core.loop import BOResult, Oracle, RegretTrace, TableOracle, run_bo
+from frontierbo.core.sampling import grid_points, psd_root, sample_kronecker, sample_se_on_grid
 
 __all__ = [
     "GPUCB",
@@ -37,9 +38,13 @@ __all__ = [
     "TableOracle",
     "beta_srinivas",
     "fit_hyperparameters",
+    "grid_points",
     "make_beta_schedule",
     "make_kernel",
+    "psd_root",
     "run_bo",
+    "sample_kronecker",
+    "sample_se_on_grid",
     "select_max",
     "select_ucb",
     "ucb",

@@ -1,4 +1,6 @@
 """ε-Macro-BO (thesis Chapter 4): nonmyopic BO over macro-actions on a grid or a graph.
 
-Work in progress (issue 11): not yet registered with the command line.
+Work in progress (issue 11; see docs/macro-bo.md): domains (``domains``), data (``data``), the
+input tree, A1 exhaustive ε-Macro-BO (``epsilon_macro_bo``), A2 (``most_likely``) and DB-GP-UCB
+(``baselines``) have landed; the system is not yet registered with the command line.
 """
