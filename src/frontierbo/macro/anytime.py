@@ -1,0 +1,538 @@
+"""A3: anytime ε-Macro-BO (thesis Algorithm 4) and the ⟨ω, ε⟩-Macro-BO policy (4.12).
+
+Spec macro-bo.md §3 A3, with §0 item 5's corrections of the garbled lines; line numbers of
+Algorithm 4 in the comments. Per decision node ``d_t`` and macro-action ``x_{t+1}`` the search
+keeps the ``N`` samples, per-sample bounds on the children's values and child pointers:
+
+    lines 7-8   V_lo*_{t+1}(child l) = VV_{t+1}(child l) - Theta_{t+1},  V_hi* = VV + Theta   (4.11)
+    lines 13-14 Q_lo*_t = R + 1/N sum_l V_lo*_{t+1}(child l) - lambda,  Q_hi* = ... + lambda
+    lines 15-16 V_lo*_t = max Q_lo*_t,  V_hi*_t = max Q_hi*_t
+    lines 21-23 (RefineBounds, Corollary 1) child i's bounds from child j's by
+                L_{t+1}(x_{1:t+1}) ||y^i - y^j||
+    line 43     lambda = 1 / (4H / eps + 1 / (2 theta)),  delta = eps / (8 theta H)
+    lines 46-51 omega = V_hi*_0 - V_lo*_0;  Q^we_0 = Q_lo*_0 if |Q_lo*_0 - QQ_0| <= 2 lambda + omega
+                + theta, else QQ_0 (A2's value);  pi^we(d_0) = argmax Q^we_0                   (4.12)
+
+``VV`` at a sampled node (line 7) is A2's most-likely value there. Along a most-likely branch the
+posterior mean does not move, so ``VV_{t+1}`` of a child is the best sum over input paths below it
+of ``const + offset``, where the *offsets* (the linear effect of the samples drawn so far on
+``1^T mu``, :mod:`frontierbo.macro.input_tree`) are those of the child: one backward pass over the
+input subtree, for the ``N`` children of an action at once.
+
+Choices (spec §3 A3 table, §9 D5), each an option; defaults are the thesis's except ``assign``:
+
+* ``init="most_likely"`` (thesis lines 7-8) or ``"infinite"`` ([ref-code]: ``-inf, +inf``);
+* ``assign="intersect"`` (default; the spec recommends it: always valid, and it makes the bounds
+  monotone in the budget) or ``"overwrite"`` (thesis lines 10 / 29);
+* ``action_rule="lower"`` (thesis line 26, argmax ``Q_lo*``; §0 item 5) or ``"upper"``
+  ([ref-code], argmax ``Q_hi*``);
+* ``last_stage="thesis"`` (``Q = R -+ lambda`` at ``t = H - 1``) or ``"exact"`` ([ref-code]:
+  ``Q_lo* = Q_hi* = R``). No samples are drawn at ``t = H - 1`` in either case: ``V_H = 0`` and
+  ``Theta_H = 0`` make every child's bounds exactly 0, whatever the samples;
+* ``refine=True`` (RefineBounds on; ``False`` for the exactness checks of spec §8.1 item 7);
+* ``fallback=True`` ((4.12); ``False`` = [ref-code]'s plain ``argmax Q_lo*_0``).
+
+Saturation (not in the thesis; needed for an unlimited budget to end at the exhaustive tree): a
+node at ``t = H - 1`` is saturated once expanded, a node above it once every child of every action
+is. Lines 26 and 28 choose among the unsaturated actions / children only (ties: the first), so
+no call is spent on a finished subtree; the search stops when the root is saturated. Under the
+thesis's rules alone an explored child keeps a gap ``2 k lambda > 0`` for ever and could be chosen
+again and again.
+
+Stopping ("while resources permit", line 44): ``iterations`` ConstructTree calls after the initial
+expansion of the root (the experiments' "1500 iterations"), ``max_nodes``, ``time_limit`` seconds,
+or saturation, whichever comes first.
+
+Node counter (spec §3 A3): +1 per decision node created (the root included) and +1 per terminal
+``(d_{H-1}, action)`` pair; a fresh node at depth ``t`` costs ``c_{H-t}``, ``c_1 = 1 + A``,
+``c_k = 1 + A c_{k-1}``. At full expansion it equals A1's count (:func:`tree_nodes`).
+
+Samples: the contract of A1 (:mod:`frontierbo.macro.epsilon_macro_bo`), one decision node per
+call: ``sampler(path, number, out)`` with ``out`` (1, N, kappa), ``path`` the action rows of the
+macro-action sampled and ``number`` the lexicographic number of the decision node ``d_t`` it is
+sampled from; so a sampler that serves each node from a fixed array gives A1 and A3 the same
+samples.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from frontierbo._validation import SeedLike, check_int, check_real
+from frontierbo.core.gp import FiniteDomainGP
+from frontierbo.macro.epsilon_macro_bo import KeyedNormalSampler, Sampler
+from frontierbo.macro.input_tree import InputTree, build_input_tree
+from frontierbo.macro.most_likely import most_likely_q
+from frontierbo.macro.parameters import epsilon_for_samples
+
+logger = logging.getLogger(__name__)
+
+INITS = ("most_likely", "infinite")
+ASSIGNS = ("intersect", "overwrite")
+ACTION_RULES = ("lower", "upper")
+LAST_STAGES = ("thesis", "exact")
+
+
+def anytime_lambda(epsilon: float, horizon: int, theta: float) -> float:
+    """Line 43: ``lambda = 1 / (4H / eps + 1 / (2 theta))`` (``1 / (2 theta) = inf`` at ``theta = 0``)."""
+    if epsilon <= 0.0 or theta <= 0.0:
+        return 0.0
+    return 1.0 / (4.0 * horizon / epsilon + 1.0 / (2.0 * theta))
+
+
+def anytime_delta(epsilon: float, horizon: int, theta: float) -> float:
+    """Line 43: ``delta = eps / (8 theta H)``, capped at 1."""
+    if theta <= 0.0:
+        return 1.0
+    return min(1.0, epsilon / (8.0 * theta * horizon))
+
+
+def fresh_node_cost(A: int, depth_left: int) -> int:
+    """``c_k`` of spec §3 A3 with ``A`` actions everywhere: ``c_1 = 1 + A``, ``c_k = 1 + A c_{k-1}``."""
+    c = 1 + A
+    for _ in range(depth_left - 1):
+        c = 1 + A * c
+    return c
+
+
+class _Node:
+    """A decision node ``d_t``: input node ``p`` (level ``t``; ``-1`` at the root), its number
+    among the decision nodes of ``p`` (lexicographic in the sample indices) and the offsets of the
+    input nodes below ``p`` (``off[q - lo]``, ``lo = p + 1``)."""
+
+    __slots__ = (
+        "p",
+        "t",
+        "number",
+        "off",
+        "explored",
+        "saturated",
+        "reward",
+        "z",
+        "ydev",
+        "lower",
+        "upper",
+        "children",
+        "sat",
+        "q_lower",
+        "q_upper",
+        "v_lower",
+        "v_upper",
+    )
+
+    def __init__(self, p: int, t: int, number: int, off: np.ndarray):
+        self.p, self.t, self.number, self.off = p, t, number, off
+        self.explored = False
+        self.saturated = False
+
+
+class AnytimeSearch:
+    """The search tree of one planning call (Algorithm 4 lines 1-38), grown by :meth:`construct`.
+
+    Attributes after each call: ``v_lower`` / ``v_upper`` (root bounds), ``q_lower`` /
+    ``q_upper`` (per root child of the input tree), ``nodes`` (counter), ``calls`` (ConstructTree
+    calls, the initial expansion included), ``saturated``, ``root`` (the root :class:`_Node`).
+    """
+
+    def __init__(
+        self,
+        tree: InputTree,
+        N: int,
+        lam: float,
+        *,
+        beta: float = 0.0,
+        sampler: Sampler,
+        init: str = "most_likely",
+        assign: str = "intersect",
+        action_rule: str = "lower",
+        last_stage: str = "thesis",
+        refine: bool = True,
+    ):
+        for name, value, allowed in (
+            ("init", init, INITS),
+            ("assign", assign, ASSIGNS),
+            ("action_rule", action_rule, ACTION_RULES),
+            ("last_stage", last_stage, LAST_STAGES),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        self.tree, self.N, self.lam = tree, check_int(N, "n_samples", low=1), float(lam)
+        self.H, self.kappa = tree.horizon, tree.kappa
+        self.sampler = sampler
+        self.init, self.assign, self.action_rule = init, assign, action_rule
+        self.last_lam = self.lam if last_stage == "thesis" else 0.0
+        self.refine = bool(refine)
+        self.const = tree.mean_sum + beta * tree.info  # R at zero offsets (line 12)
+        # Theta_{t+1}(x_{1:t+1}) = max_{x_{t+2}} theta_{t+1}(x_{1:t+2}), 0 at level H (spec §2)
+        self.big_theta = np.array(
+            [float(tree.theta[c].max()) if c.size else 0.0 for c in tree.children]
+        )
+        self.nodes = 0
+        self.calls = 0
+        self._paths: dict[int, tuple[int, ...]] = {}
+        self.root = _Node(-1, 0, 0, np.zeros(tree.size))
+
+    # -- input-tree helpers -----------------------------------------------------------------
+    def _actions(self, node: _Node) -> np.ndarray:
+        return self.tree.root_children if node.p < 0 else self.tree.children[node.p]
+
+    def _path(self, c: int) -> tuple[int, ...]:
+        if c not in self._paths:
+            self._paths[c] = self.tree.path(c)
+        return self._paths[c]
+
+    def _child_offsets(self, node: _Node, c: int, z: np.ndarray) -> np.ndarray:
+        """Offsets (n, D) of the input nodes below ``c`` at the children with samples ``z``."""
+        tree, lo = self.tree, node.p + 1
+        below = slice(c + 1, int(tree.end[c]))
+        B = tree.coef[below, int(tree.level[c]) - 1]  # weight of the level-t+1 sample, (D, kappa)
+        return node.off[c + 1 - lo : int(tree.end[c]) - lo][None, :] + z @ B.T
+
+    def most_likely_values(self, c: int, child_off: np.ndarray) -> np.ndarray:
+        """``VV_{t+1}`` (n,) of the decision nodes below action ``c`` with offsets ``child_off``
+        (n, D): ``max`` over input paths below ``c`` of ``sum (const + offset)`` (A2 line 2)."""
+        tree = self.tree
+        ch = tree.children[c]
+        if ch.size == 0:
+            return np.zeros(child_off.shape[0])  # VV_H = 0
+        base = c + 1
+        best: dict[int, np.ndarray] = {}
+        for q in range(int(tree.end[c]) - 1, c, -1):
+            v = self.const[q] + child_off[:, q - base]
+            kids = tree.children[q]
+            if kids.size:
+                v = v + np.max([best.pop(int(k)) for k in kids], axis=0)
+            best[q] = v
+        return np.max([best[int(k)] for k in ch], axis=0)
+
+    # -- Algorithm 4 ------------------------------------------------------------------------
+    def _expand(self, node: _Node) -> tuple[float, float]:
+        """ExpandTree(t, d_t, lambda), lines 1-17."""
+        H, N, tree = self.H, self.N, self.tree
+        t, lo = node.t, node.p + 1
+        if t == H:  # line 2
+            return 0.0, 0.0
+        self.nodes += 1
+        node.explored = True
+        acts = self._actions(node)
+        m = acts.shape[0]
+        node.reward = np.array([self.const[c] + node.off[c - lo] for c in acts.tolist()])
+        node.q_lower, node.q_upper = np.empty(m), np.empty(m)
+        node.children, node.z, node.ydev = [], [], []
+        node.lower, node.upper, node.sat = [], [], []
+        if t == H - 1:  # last stage: V_H = 0, Theta_H = 0, so every child's bounds are 0
+            self.nodes += m  # one terminal (d_{H-1}, action) pair per action
+            node.q_lower[:] = node.reward - self.last_lam  # lines 12-14 with sum = 0
+            node.q_upper[:] = node.reward + self.last_lam
+            node.saturated = True
+        else:
+            for a, c in enumerate(acts.tolist()):  # line 3
+                z = np.empty((1, N, self.kappa))
+                self.sampler(self._path(c), node.number, z)  # line 5: y^l = mu + Psi z^l
+                z = z[0]
+                ydev = z @ tree.psi[c].T  # y^l - mu_t(x_{t+1})
+                node.z.append(z)
+                node.ydev.append(ydev)
+                if self.init == "most_likely":  # lines 6-8 (4.11)
+                    vv = self.most_likely_values(c, self._child_offsets(node, c, z))
+                    node.lower.append(vv - self.big_theta[c])
+                    node.upper.append(vv + self.big_theta[c])
+                else:
+                    node.lower.append(np.full(N, -np.inf))
+                    node.upper.append(np.full(N, np.inf))
+                node.children.append({})
+                node.sat.append(np.zeros(N, dtype=bool))
+                j = int(np.argmin(np.einsum("lk,lk->l", ydev, ydev)))  # line 9: most likely
+                self._descend(node, a, j, self._expand)  # lines 10-11
+                self._q(node, a)  # lines 12-14
+            node.saturated = all(s.all() for s in node.sat)  # only when N = 1 and t = H - 2
+        node.v_lower = float(node.q_lower.max())  # line 15
+        node.v_upper = float(node.q_upper.max())  # line 16
+        return node.v_upper, node.v_lower  # line 17
+
+    def _descend(self, node: _Node, a: int, j: int, step) -> None:
+        """Lines 10-11 / 29-30: bounds of child ``j`` of action ``a`` from ``step`` (ExpandTree
+        or ConstructTree), assigned (overwrite or intersect), then RefineBounds."""
+        c = int(self._actions(node)[a])
+        child = node.children[a].get(j)
+        if child is None:
+            off = self._child_offsets(node, c, node.z[a][j : j + 1])[0]
+            child = _Node(c, node.t + 1, node.number * self.N + j, off)
+            node.children[a][j] = child
+        upper, lower = step(child)
+        if self.assign == "overwrite":
+            node.lower[a][j], node.upper[a][j] = lower, upper
+        else:
+            node.lower[a][j] = max(node.lower[a][j], lower)
+            node.upper[a][j] = min(node.upper[a][j], upper)
+        node.sat[a][j] = child.saturated
+        if self.refine:
+            self._refine(node, a, j)
+
+    def _refine(self, node: _Node, a: int, j: int) -> None:
+        """RefineBounds(t, d_t, x_{t+1}, j), lines 18-23 (Corollary 1)."""
+        c = int(self._actions(node)[a])
+        ydev = node.ydev[a]  # line 19
+        b = self.tree.lipschitz[c] * np.linalg.norm(ydev - ydev[j], axis=1)  # line 21
+        lower, upper = node.lower[a], node.upper[a]
+        keep_l, keep_u = lower[j], upper[j]
+        np.maximum(lower, lower[j] - b, out=lower)  # line 22 (i = j unchanged: b = 0)
+        np.minimum(upper, upper[j] + b, out=upper)  # line 23
+        lower[j], upper[j] = keep_l, keep_u
+
+    def _q(self, node: _Node, a: int) -> None:
+        """Lines 12-14 / 31-33: ``Q_lo*`` and ``Q_hi*`` of action ``a``."""
+        r = node.reward[a]
+        node.q_lower[a] = r + node.lower[a].mean() - self.lam
+        node.q_upper[a] = r + node.upper[a].mean() + self.lam
+
+    def _construct(self, node: _Node) -> tuple[float, float]:
+        """ConstructTree(t, d_t, lambda), lines 24-38."""
+        if not node.explored:  # lines 37-38
+            return self._expand(node)
+        if node.saturated or node.t == self.H:
+            return node.v_upper, node.v_lower
+        # line 26 among the unsaturated actions (ties, also -inf ones: the first)
+        open_a = np.flatnonzero([not s.all() for s in node.sat])
+        key = node.q_lower if self.action_rule == "lower" else node.q_upper
+        a = int(open_a[np.argmax(key[open_a])])
+        # lines 27-28: the unsaturated child with the largest gap
+        open_j = np.flatnonzero(~node.sat[a])
+        j = int(open_j[np.argmax((node.upper[a] - node.lower[a])[open_j])])
+        self._descend(node, a, j, self._construct)  # lines 29-30
+        self._q(node, a)  # lines 31-33
+        node.v_lower = float(node.q_lower.max())  # line 34
+        node.v_upper = float(node.q_upper.max())  # line 35
+        node.saturated = not any(not s.all() for s in node.sat)
+        return node.v_upper, node.v_lower  # line 36
+
+    def construct(self) -> None:
+        """One ConstructTree(0, d_0, lambda) call (line 45)."""
+        self._construct(self.root)
+        self.calls += 1
+
+    @property
+    def saturated(self) -> bool:
+        return self.root.saturated
+
+    @property
+    def v_lower(self) -> float:
+        return self.root.v_lower
+
+    @property
+    def v_upper(self) -> float:
+        return self.root.v_upper
+
+    @property
+    def q_lower(self) -> np.ndarray:
+        return self.root.q_lower
+
+    @property
+    def q_upper(self) -> np.ndarray:
+        return self.root.q_upper
+
+    def count_nodes(self) -> int:
+        """The node counter recomputed by walking the tree (a consistency check)."""
+        total, stack = 0, [self.root]
+        while stack:
+            node = stack.pop()
+            if not node.explored:
+                continue
+            total += 1
+            if node.t == self.H - 1:
+                total += self._actions(node).shape[0]
+            else:
+                for kids in node.children:
+                    stack.extend(kids.values())
+        return total
+
+
+@dataclass(frozen=True)
+class AnytimePlan:
+    """One planning call of anytime ε-Macro-BO.
+
+    Arrays are indexed by the rows of ``domain.macro_actions(location)`` (``-inf`` / ``+inf`` on
+    rows with no feasible continuation): ``q_lower`` / ``q_upper`` = ``Q_lo*_0`` / ``Q_hi*_0``,
+    ``q_most_likely`` = ``QQ_0``, ``q_policy`` = ``Q^we_0`` (4.12), ``fallback`` the rows where
+    ``QQ_0`` replaced ``Q_lo*_0``. ``v_lower`` / ``v_upper`` the root bounds, ``omega`` their gap
+    (line 46). ``history`` (calls, nodes, v_lower, v_upper) after every ConstructTree call.
+    """
+
+    action: int
+    macro_action: np.ndarray
+    q_lower: np.ndarray
+    q_upper: np.ndarray
+    q_most_likely: np.ndarray
+    q_policy: np.ndarray
+    fallback: np.ndarray
+    v_lower: float
+    v_upper: float
+    omega: float
+    lam: float
+    delta: float
+    epsilon: float | None
+    theta: float
+    nodes: int
+    calls: int
+    saturated: bool
+    seconds: float
+    horizon: int
+    history: tuple[tuple[int, int, float, float], ...]
+
+
+class AnytimeEpsilonMacroBO:
+    """Anytime ε-Macro-BO planner (Algorithm 4 lines 39-51).
+
+    Args:
+        gp: the GP holding ``d_0`` (rows = the domain's cells); read, never changed.
+        domain: a :class:`~frontierbo.macro.domain.MacroDomain`.
+        horizon: ``H``.
+        n_samples: ``N`` samples per action at a new node (experiments: 300).
+        epsilon: target loss; ``lambda`` then follows from line 43. Or give ``lam`` directly
+            ([ref-code]: 5.0). With neither, ``epsilon`` is A1's Theorem-4.3 inversion for ``N``
+            (:func:`~frontierbo.macro.parameters.epsilon_for_samples`; loose) and ``lambda`` line 43.
+        iterations: ConstructTree calls after the root's expansion (experiments: 1500);
+            ``None`` = unlimited. ``max_nodes`` / ``time_limit`` (seconds) further bounds.
+        beta, info_covariance: as in A1 (spec §9 D1, D2).
+        init, assign, action_rule, last_stage, refine, fallback: module doc.
+        sampler, seed: the A1 sampler contract (module doc); default ``KeyedNormalSampler(seed)``.
+    """
+
+    def __init__(
+        self,
+        gp: FiniteDomainGP,
+        domain,
+        horizon: int,
+        *,
+        n_samples: int,
+        epsilon: float | None = None,
+        lam: float | None = None,
+        iterations: int | None = 1500,
+        max_nodes: int | None = None,
+        time_limit: float | None = None,
+        beta: float = 0.0,
+        info_covariance: str = "noisy",
+        init: str = "most_likely",
+        assign: str = "intersect",
+        action_rule: str = "lower",
+        last_stage: str = "thesis",
+        refine: bool = True,
+        fallback: bool = True,
+        sampler: Sampler | None = None,
+        seed: SeedLike = None,
+    ):
+        if epsilon is not None and lam is not None:
+            raise ValueError("give at most one of epsilon and lam")
+        self.gp, self.domain = gp, domain
+        self.horizon = check_int(horizon, "horizon", low=1)
+        self.n_samples = check_int(n_samples, "n_samples", low=1)
+        self.epsilon = None if epsilon is None else check_real(epsilon, "epsilon", low=0.0)
+        self.lam = None if lam is None else check_real(lam, "lam", low=0.0, low_open=False)
+        self.iterations = None if iterations is None else check_int(iterations, "iterations", low=0)
+        self.max_nodes = None if max_nodes is None else check_int(max_nodes, "max_nodes", low=1)
+        self.time_limit = (
+            None
+            if time_limit is None
+            else check_real(time_limit, "time_limit", low=0.0, low_open=False)
+        )
+        self.beta = check_real(beta, "beta", low=0.0, low_open=False)
+        self.info_covariance = info_covariance
+        self.options = dict(
+            init=init, assign=assign, action_rule=action_rule, last_stage=last_stage, refine=refine
+        )
+        self.fallback = bool(fallback)
+        self.sampler = KeyedNormalSampler(seed) if sampler is None else sampler
+        self.fallback_count = 0
+
+    def search(self, location: int, horizon: int | None = None) -> tuple[AnytimeSearch, dict]:
+        """Lines 40-43: the input tree, ``theta``, ``lambda``, ``delta``; an empty search."""
+        H = self.horizon if horizon is None else check_int(horizon, "horizon", low=1)
+        # lines 40-41: Sigma_t, L_{t+1} per input path (and QQ_0 below, line 41)
+        tree = build_input_tree(
+            self.gp, self.domain, location, H, info_covariance=self.info_covariance
+        )
+        theta = tree.theta_max  # line 42 (spec §2's computable theta_t)
+        epsilon = self.epsilon
+        if self.lam is not None:
+            lam = self.lam
+        else:
+            if epsilon is None:
+                epsilon = epsilon_for_samples(
+                    self.n_samples,
+                    K=tree.sampling_constant,
+                    theta=theta,
+                    horizon=H,
+                    A=tree.max_actions,
+                ).epsilon
+            lam = anytime_lambda(epsilon, H, theta)  # line 43
+        delta = anytime_delta(epsilon, H, theta) if epsilon is not None else math.nan
+        run = AnytimeSearch(
+            tree, self.n_samples, lam, beta=self.beta, sampler=self.sampler, **self.options
+        )
+        return run, {"epsilon": epsilon, "lam": lam, "delta": delta, "theta": theta}
+
+    def plan(self, location: int, horizon: int | None = None) -> AnytimePlan:
+        start = time.perf_counter()
+        run, par = self.search(location, horizon)
+        tree, H = run.tree, run.H
+        history = []
+        run.construct()  # the root's expansion (first pass of line 45)
+        history.append((run.calls, run.nodes, run.v_lower, run.v_upper))
+        while not run.saturated:  # line 44: while resources permit
+            if self.iterations is not None and run.calls - 1 >= self.iterations:
+                break
+            if self.max_nodes is not None and run.nodes >= self.max_nodes:
+                break
+            if self.time_limit is not None and time.perf_counter() - start >= self.time_limit:
+                break
+            run.construct()  # line 45
+            history.append((run.calls, run.nodes, run.v_lower, run.v_upper))
+        omega = run.v_upper - run.v_lower  # line 46
+        m = tree.root_actions.shape[0]
+        rows = tree.root_rows
+        q_lo, q_hi = np.full(m, -np.inf), np.full(m, np.inf)
+        q_lo[rows], q_hi[rows] = run.q_lower, run.q_upper
+        qq = np.full(m, -np.inf)
+        qq[rows] = most_likely_q(tree, self.beta)  # line 41: QQ_0(x_1, d_0)
+        fired = np.zeros(m, dtype=bool)
+        if self.fallback:  # lines 47-50 (4.12); an unbounded Q_lo*_0 (init="infinite") too
+            limit = 2.0 * par["lam"] + omega + par["theta"]
+            with np.errstate(invalid="ignore"):
+                close = np.abs(q_lo[rows] - qq[rows]) <= limit
+            fired[rows] = ~(close & np.isfinite(q_lo[rows]))
+        q_pol = np.where(fired, qq, q_lo)
+        if fired.any():
+            self.fallback_count += int(fired.sum())
+            logger.info(
+                "anytime eps-Macro-BO (4.12) fallback at location %d: rows %s use QQ_0",
+                tree.location,
+                np.flatnonzero(fired).tolist(),
+            )
+        action = int(np.argmax(q_pol))  # line 51, ties: the first row
+        return AnytimePlan(
+            action=action,
+            macro_action=tree.root_actions[action].copy(),
+            q_lower=q_lo,
+            q_upper=q_hi,
+            q_most_likely=qq,
+            q_policy=q_pol,
+            fallback=fired,
+            v_lower=run.v_lower,
+            v_upper=run.v_upper,
+            omega=omega,
+            lam=par["lam"],
+            delta=par["delta"],
+            epsilon=par["epsilon"],
+            theta=par["theta"],
+            nodes=run.nodes,
+            calls=run.calls,
+            saturated=run.saturated,
+            seconds=time.perf_counter() - start,
+            horizon=H,
+            history=tuple(history),
+        )
