@@ -9,7 +9,22 @@ from __future__ import annotations
 import functools
 import warnings
 
-__all__ = ["renamed_field", "renamed_keyword"]
+__all__ = ["both_names_error", "renamed_field", "renamed_keyword", "warn_renamed"]
+
+
+def warn_renamed(owner: str, old: str, new: str, *, reason: str, stacklevel: int) -> None:
+    """The one DeprecationWarning of a renamed keyword (``stacklevel`` as for ``warnings.warn``,
+    counted from the caller of this function)."""
+    warnings.warn(
+        f"{owner}({old}=...) is deprecated, pass {new}=... (the same value): {reason}",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+def both_names_error(owner: str, old: str, new: str) -> TypeError:
+    """The error for a call that passes a keyword and its deprecated alias together."""
+    return TypeError(f"{owner}: pass {new} only ({old} is its deprecated alias), got both")
 
 
 def renamed_keyword(old: str, new: str, *, reason: str):
@@ -27,12 +42,8 @@ def renamed_keyword(old: str, new: str, *, reason: str):
         def wrapper(*args, **kwargs):
             if old in kwargs:
                 if new in kwargs:
-                    raise TypeError(f"{owner}: pass {new} only ({old} is its deprecated alias)")
-                warnings.warn(
-                    f"{owner}({old}=...) is deprecated, pass {new}=... (the same value): {reason}",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
+                    raise both_names_error(owner, old, new)
+                warn_renamed(owner, old, new, reason=reason, stacklevel=2)
                 kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
 

@@ -7,10 +7,9 @@ import copy
 
 import numpy as np
 import pytest
+from doubles import TorusGrid, make_gp
 
 import frontierbo.macro.anytime as anytime_module
-from frontierbo.core.gp import FiniteDomainGP
-from frontierbo.core.kernels import SquaredExponential
 from frontierbo.macro.anytime import (
     AnytimeEpsilonMacroBO,
     anytime_delta,
@@ -20,27 +19,6 @@ from frontierbo.macro.anytime import (
 from frontierbo.macro.epsilon_macro_bo import EpsilonMacroBO, tree_nodes
 from frontierbo.macro.input_tree import build_input_tree
 from frontierbo.macro.most_likely import MostLikelyPlanner
-
-
-class TorusGrid:
-    """side x side cells on a torus; 4 straight macro-actions of kappa cells from every cell."""
-
-    def __init__(self, side: int, kappa: int):
-        self.side, self.kappa = side, kappa
-        r, c = np.divmod(np.arange(side * side), side)
-        self.inputs = np.column_stack([r, c]).astype(float)
-
-    @property
-    def n(self) -> int:
-        return self.side**2
-
-    def macro_actions(self, location: int) -> np.ndarray:
-        r, c = divmod(int(location), self.side)
-        k = np.arange(1, self.kappa + 1)
-        moves = ((-1, 0), (1, 0), (0, -1), (0, 1))
-        return np.array(
-            [((r + dr * k) % self.side) * self.side + (c + dc * k) % self.side for dr, dc in moves]
-        )
 
 
 class Complete:
@@ -76,14 +54,6 @@ class NodeSampler:
         self.calls += 1
         for i in range(out.shape[0]):
             out[i] = self.node(tuple(path), first + i)
-
-
-def make_gp(domain, seed=0, n_obs=3, noise=0.05, lengthscale=1.5):
-    rng = np.random.default_rng(seed)
-    gp = FiniteDomainGP(domain.inputs, SquaredExponential(lengthscale, 1.0), noise, prior_mean=0.3)
-    for i in rng.choice(domain.n, n_obs, replace=False):
-        gp.add(int(i), float(rng.normal()))
-    return gp
 
 
 def reward(gp, x, beta):

@@ -3,37 +3,31 @@
 from __future__ import annotations
 
 import copy
+import functools
 import math
 
 import numpy as np
 import pytest
+from doubles import MOVES, TorusGrid
+from doubles import make_gp as _make_gp
 from scipy.special import erfc
 
 from frontierbo.core.acquisition import beta_srinivas
-from frontierbo.core.gp import FiniteDomainGP
-from frontierbo.core.kernels import SquaredExponential
 from frontierbo.macro.baselines import expected_improvement, greedy_batch, hallucinated_posterior
 from frontierbo.macro.baselines_batch import bbo_lp, gp_bucb, gp_bucb_beta, gp_ucb_pe
 from frontierbo.macro.q_ei import ei, q_ei, q_expected_improvement, q_expected_improvement_mc
 from frontierbo.macro.rollout import Rollout
 
+make_gp = functools.partial(_make_gp, n_obs=4, prior_mean=0.2)
 
-class AllPaths:
+
+class AllPaths(TorusGrid):
     """side x side torus; from a cell every path of kappa 4-neighbour moves (4^kappa rows, rows
     sharing prefixes — what the greedy filter has to handle)."""
 
-    def __init__(self, side: int, kappa: int):
-        self.side, self.kappa = side, kappa
-        r, c = np.divmod(np.arange(side * side), side)
-        self.inputs = np.column_stack([r, c]).astype(float)
-
-    @property
-    def n(self) -> int:
-        return self.side**2
-
     def step(self, cell: int, move: int) -> int:
         r, c = divmod(cell, self.side)
-        dr, dc = ((-1, 0), (1, 0), (0, -1), (0, 1))[move]
+        dr, dc = MOVES[move]
         return ((r + dr) % self.side) * self.side + (c + dc) % self.side
 
     def macro_actions(self, location: int) -> np.ndarray:
@@ -45,14 +39,6 @@ class AllPaths:
                 path.append(cell)
             rows.append(path)
         return np.array(rows)
-
-
-def make_gp(domain, seed=0, n_obs=4, noise=0.05):
-    rng = np.random.default_rng(seed)
-    gp = FiniteDomainGP(domain.inputs, SquaredExponential(1.5, 1.0), noise, prior_mean=0.2)
-    for i in rng.choice(domain.n, n_obs, replace=False):
-        gp.add(int(i), float(rng.normal()))
-    return gp
 
 
 def fake_posterior(gp, prefix, ys=None):

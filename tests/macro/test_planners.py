@@ -8,10 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from doubles import TorusGrid, make_gp
 from scipy.stats import norm
 
-from frontierbo.core.gp import FiniteDomainGP
-from frontierbo.core.kernels import SquaredExponential
 from frontierbo.macro.baselines import db_gp_ucb
 from frontierbo.macro.epsilon_macro_bo import (
     EpsilonMacroBO,
@@ -28,27 +27,6 @@ from frontierbo.macro.parameters import (
     parameters_for_epsilon,
     samples_formula,
 )
-
-
-class TorusGrid:
-    """side x side cells on a torus; 4 straight macro-actions of kappa cells from every cell."""
-
-    def __init__(self, side: int, kappa: int):
-        self.side, self.kappa = side, kappa
-        r, c = np.divmod(np.arange(side * side), side)
-        self.inputs = np.column_stack([r, c]).astype(float)
-
-    @property
-    def n(self) -> int:
-        return self.side**2
-
-    def macro_actions(self, location: int) -> np.ndarray:
-        r, c = divmod(int(location), self.side)
-        k = np.arange(1, self.kappa + 1)
-        moves = ((-1, 0), (1, 0), (0, -1), (0, 1))
-        return np.array(
-            [((r + dr * k) % self.side) * self.side + (c + dc * k) % self.side for dr, dc in moves]
-        )
 
 
 class Line:
@@ -89,14 +67,6 @@ class ArraySampler:
     def __call__(self, path, first, out):
         for i in range(out.shape[0]):
             out[i] = self.node(tuple(path), first + i)
-
-
-def make_gp(domain, seed=0, n_obs=3, noise=0.05, lengthscale=1.5):
-    rng = np.random.default_rng(seed)
-    gp = FiniteDomainGP(domain.inputs, SquaredExponential(lengthscale, 1.0), noise, prior_mean=0.3)
-    for i in rng.choice(domain.n, n_obs, replace=False):
-        gp.add(int(i), float(rng.normal()))
-    return gp
 
 
 def reward(gp, x, beta, info):

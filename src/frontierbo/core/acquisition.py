@@ -24,11 +24,11 @@ excluded raises :class:`AllExcludedError`.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 
 import numpy as np
 
+from frontierbo._deprecation import both_names_error, warn_renamed
 from frontierbo._validation import check_int, check_positive, check_probability, check_real
 
 __all__ = [
@@ -92,19 +92,21 @@ def resolve_width(width, beta, *, default, owner: str):
     """The value of a ``width=`` keyword whose deprecated alias is ``beta=`` (a sigma multiplier).
 
     ``beta`` given: a ``DeprecationWarning`` and its value, unchanged; both given: ``TypeError``;
-    neither: ``default``. ``owner`` names the callable in the messages.
+    neither: ``default``. ``owner`` names the callable in the messages. (The keyword-only form of
+    :func:`frontierbo._deprecation.renamed_keyword`, for parameters with a default.)
     """
     if beta is None:
         return default if width is None else width
     if width is not None:
-        raise TypeError(f"{owner}: pass width only (beta is its deprecated alias), got both")
-    warnings.warn(
-        f"{owner}(beta=...) is deprecated, pass width=... (the same number): in frontierbo a "
-        "multiplier of sigma is called width, and beta means UCB = mean + sqrt(beta) * std",
-        DeprecationWarning,
-        stacklevel=3,
-    )
+        raise both_names_error(owner, "beta", "width")
+    warn_renamed(owner, "beta", "width", reason=_WIDTH_RENAME, stacklevel=3)
     return beta
+
+
+_WIDTH_RENAME = (
+    "in frontierbo a multiplier of sigma is called width, and beta means UCB = mean + "
+    "sqrt(beta) * std"
+)
 
 
 # -- scores ------------------------------------------------------------------------------------

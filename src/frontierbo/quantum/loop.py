@@ -18,6 +18,7 @@ a stage whose queries would exceed the budget, leaving the rest unused.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -151,12 +152,11 @@ def run_stages(
     if spent >= budget:
         return run
     planned = getattr(oracle, "planned_queries", None)
-    stage_reward = {}  # the reward of the stage being run: looked up once per stage
+    # planned_cost and estimate both need the stage's reward; build it once per arm in a row
+    arm_reward = functools.lru_cache(maxsize=1)(rewards)
 
     def reward_of(stage):
-        if stage_reward.get("stage") is not stage:
-            stage_reward.update(stage=stage, reward=rewards(stage.index))
-        return stage_reward["reward"]
+        return arm_reward(stage.index)
 
     def estimate(stage) -> Feedback:
         y, n = oracle.estimate(reward_of(stage), stage.accuracy, delta)
