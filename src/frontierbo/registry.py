@@ -16,6 +16,7 @@ SYSTEM_MODULES = (
     "frontierbo.po.cli",
     "frontierbo.ldp.cli",
     "frontierbo.quantum.cli",
+    "frontierbo.macro.cli",
 )
 
 

@@ -7,7 +7,7 @@ import copy
 
 import numpy as np
 import pytest
-from doubles import TorusGrid, make_gp
+from doubles import TorusGrid, exact_q_kappa_one_horizon_two, make_gp
 
 import frontierbo.macro.anytime as anytime_module
 from frontierbo.macro.anytime import (
@@ -299,3 +299,24 @@ def test_policy_4_12_falls_back_to_the_most_likely_value(monkeypatch):
     np.testing.assert_array_equal(inf.q_policy, inf.q_most_likely)
     off = planner(gp, domain, 2, 3, iterations=3, fallback=False).plan(4)
     assert not off.fallback.any() and off.action == int(np.argmax(off.q_lower))
+
+
+# -- the bounds bracket the Bayes-optimal value (Theorem B.3; spec §8.1 items 6-7) ---------------
+@pytest.mark.parametrize("budget", [None, 3])
+def test_bounds_bracket_the_exact_bayes_optimal_values_by_quadrature(budget):
+    """kappa = 1, H = 2, beta = 0: Q*_0 by exact integration; with N = 4000 the sampling error
+    (~0.01) is far inside lambda = 0.05, so Q_lo* <= Q*_0 <= Q_hi* for every move, fully
+    expanded or after a few ConstructTree calls (most-likely init, intersected bounds)."""
+    domain = TorusGrid(6, 1)
+    gp = make_gp(domain, seed=11, noise=0.02, lengthscale=1.2)
+    start = 15
+    exact = exact_q_kappa_one_horizon_two(gp, domain, start)
+    plan = AnytimeEpsilonMacroBO(
+        gp, domain, 2, n_samples=4000, lam=0.05, iterations=budget, seed=0
+    ).plan(start)
+    assert np.all(plan.q_lower <= exact) and np.all(exact <= plan.q_upper)
+    assert plan.v_lower <= exact.max() <= plan.v_upper
+    if budget is None:
+        assert plan.saturated
+        gap = plan.q_upper - plan.q_lower  # 2 H lambda at most (refinement may tighten it)
+        assert np.all(gap > 0) and np.all(gap <= 4 * 0.05 + 1e-12)

@@ -8,8 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from doubles import TorusGrid, make_gp
-from scipy.stats import norm
+from doubles import TorusGrid, expected_max_of_lines, make_gp
 
 from frontierbo.macro.baselines import db_gp_ucb
 from frontierbo.macro.epsilon_macro_bo import (
@@ -264,24 +263,6 @@ def test_horizon_one_is_db_gp_ucb(beta, info):
 
 
 # -- kappa = 1, H = 2, beta = 0: Q* exactly (§8.1 item 6) ------------------------------------
-def _expected_max_of_lines(c, g):
-    """E[max_a (c_a + g_a Z)], Z ~ N(0, 1), by integrating between the breakpoints."""
-    cuts = sorted(
-        {(c[i] - c[j]) / (g[j] - g[i]) for i in range(len(c)) for j in range(i) if g[i] != g[j]}
-    )
-    edges = [-np.inf, *cuts, np.inf]
-    total = 0.0
-    for u, v in zip(edges[:-1], edges[1:], strict=True):
-        mid = (
-            (u + v) / 2
-            if np.isfinite(u) and np.isfinite(v)
-            else (v - 1 if np.isfinite(v) else u + 1)
-        )
-        a = int(np.argmax(c + g * (0.0 if not np.isfinite(mid) else mid)))
-        total += c[a] * (norm.cdf(v) - norm.cdf(u)) + g[a] * (norm.pdf(u) - norm.pdf(v))
-    return total
-
-
 def test_kappa_one_horizon_two_converges_to_the_bayes_optimal_value():
     domain = TorusGrid(6, 1)
     gp = make_gp(domain, seed=11, noise=0.02, lengthscale=1.2)
@@ -293,7 +274,7 @@ def test_kappa_one_horizon_two_converges_to_the_bayes_optimal_value():
         nxt = domain.macro_actions(x1)[:, 0]
         c = gp.mean[nxt]
         g = gp.covariance(nxt, [x1])[:, 0] / s  # mu_1(x') = mu_0(x') + Cov(x', x1) (y - mu) / s^2
-        exact = gp.mean[x1] + _expected_max_of_lines(c, g)
+        exact = gp.mean[x1] + expected_max_of_lines(c, g)
         z = np.random.default_rng(1).standard_normal(100_000)
         sd = np.max(c[:, None] + g[:, None] * z, axis=0).std()
         assert abs(plan.q_sampled[a] - exact) < 4 * sd / math.sqrt(N)

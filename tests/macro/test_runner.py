@@ -209,3 +209,61 @@ def test_brute_force_helper_covers_every_sequence():
     expected = {p for p in itertools.product(range(7), repeat=2) if abs(p[0] - 3) == 1}
     expected = {p for p in expected if abs(p[1] - p[0]) == 1}
     assert set(totals) == expected
+
+
+# -- every method of the experiments through the runner ------------------------------------------
+def _valid_run(run, ds):
+    loc = run.start
+    for t, path in enumerate(run.paths):
+        rows = ds.domain.macro_actions(loc)
+        assert np.array_equal(rows[run.actions[t]], path)
+        loc = int(path[-1])
+    np.testing.assert_array_equal(run.values, ds.values[run.paths])
+
+
+@pytest.mark.parametrize(
+    "method, kappa, nodes",
+    [
+        (runner_module.anytime(2, n_samples=5, iterations=20), 4, "tree"),
+        (runner_module.anytime(2, n_samples=5, iterations=20, lam=5.0, init="infinite"), 4, "tree"),
+        (runner_module.gp_bucb(), 4, "none"),
+        (runner_module.gp_ucb_pe(), 4, "none"),
+        (runner_module.bbo_lp(), 4, "none"),
+        (runner_module.q_ei(), 4, "none"),
+        (runner_module.ei(), 1, "none"),
+        (runner_module.rollout(2), 1, "tree"),
+    ],
+    ids=lambda v: getattr(v, "name", str(v)),
+)
+def test_every_baseline_and_anytime_runs_through_the_runner(method, kappa, nodes):
+    ds = plankton(seed=3, kappa=kappa, grid_size=12)
+    start = ds.domain.cell(6, 6)
+    run = run_macro(method, ds, start=start, budget=8, seed=1)
+    _valid_run(run, ds)
+    assert (run.nodes > 0).all() if nodes == "tree" else (run.nodes == 0).all()
+    again = run_macro(method, ds, start=start, budget=8, seed=1)
+    np.testing.assert_array_equal(again.paths, run.paths)
+
+
+def test_greedy_batch_baselines_get_the_iteration_for_their_beta(monkeypatch):
+    seen = {"gp_bucb": [], "gp_ucb_pe": []}
+    for name in seen:
+        real = getattr(runner_module.baselines_batch, name)
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            seen[_name].append(kwargs["iteration"])
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(runner_module.baselines_batch, name, spy)
+    ds = plankton(seed=0, kappa=2, grid_size=10)
+    for method in (runner_module.gp_bucb(), runner_module.gp_ucb_pe()):
+        run_macro(method, ds, start=ds.domain.cell(5, 5), budget=8, seed=0)
+    assert seen == {"gp_bucb": [0, 1, 2, 3], "gp_ucb_pe": [0, 1, 2, 3]}
+
+
+def test_unlimited_anytime_ends_at_the_exhaustive_node_count():
+    ds = plankton(seed=2, kappa=2, grid_size=10)
+    method = runner_module.anytime(2, n_samples=3, iterations=None)
+    run = run_macro(method, ds, start=ds.domain.cell(5, 5), budget=4, seed=0)
+    # a saturated search has built A1's whole tree: H_eff = 2, then 1 (A = 4 from the centre)
+    assert run.nodes.tolist() == [exhaustive_nodes(4, 3, 2), exhaustive_nodes(4, 3, 1)]

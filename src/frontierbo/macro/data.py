@@ -405,6 +405,7 @@ def temperature(
     max_actions: int | None = 20,
     directory=None,
     verify: bool = True,
+    actions_seed: SeedLike = None,
 ) -> MacroDataset:
     """The Intel Berkeley lab corridor graph of E3 with GP-drawn temperatures.
 
@@ -420,6 +421,8 @@ def temperature(
 
     Args:
         seed: int, Generator or None: the values and the per-node macro-action subsample.
+        actions_seed: when given, the subsample is drawn from it instead (so that runs share
+            one field and each draws its own candidate macro-actions, as in E3).
         kappa: moves per macro-action (5 in E3).
         max_actions: macro-actions kept per node (20; None keeps all).
         directory: a folder holding the three files; default: the shared data root.
@@ -450,6 +453,8 @@ def temperature(
         raise ValueError(f"the coordinate files give no position for node id(s) {missing}")
     edges = np.array([(int(r[0]) - 1, int(k) - 1) for r in adjacency for k in r[1:]], dtype=int)
     values_rng, action_rng = as_generator(seed).spawn(2)
+    if actions_seed is not None:
+        action_rng = as_generator(actions_seed)
     domain = GraphDomain(
         inputs, edges, kappa, directed=False, max_actions=max_actions, seed=action_rng
     )

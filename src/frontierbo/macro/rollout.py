@@ -49,6 +49,10 @@ class Rollout:
         gamma: the discount (1.0 in the thesis).
         quadrature: Gauss–Hermite nodes N_q per fantasised output.
         final_step: how the base policy picks its last move, ``"mean"`` or ``"ei"``.
+
+    Attributes:
+        states: decision states scored so far (the root's and every fantasised one): the
+            runner's node count.
     """
 
     def __init__(
@@ -71,8 +75,10 @@ class Rollout:
         nodes, weights = np.polynomial.hermite.hermgauss(check_int(quadrature, "quadrature", low=1))
         self.nodes, self.weights = np.sqrt(2.0) * nodes, weights / np.sqrt(np.pi)
         self.final_step = final_step
+        self.states = 0  # decision states scored (the root's and every fantasised one)
 
     def _posterior(self, cells, prefix, ys):
+        self.states += 1
         mean, var = hallucinated_posterior(self.gp, cells, prefix, ys)
         return mean, np.sqrt(var + self.gp.noise_variance)  # the noisy output's std
 

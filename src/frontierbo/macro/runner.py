@@ -18,11 +18,17 @@ already contain their noise, drawn once per cell). ``noise_std > 0`` adds seeded
 ``N(0, noise_std^2)`` noise to every measurement (the GP is told the noisy value); the metrics
 always use the dataset values at the visited cells, the thesis's ``y_i``.
 
-Planners are built afresh for every iteration by a :class:`MacroMethod` from the current GP and a
-per-iteration seed (fresh Monte Carlo samples at every call, spec §3 A1) and called as
-``plan(location, horizon) -> (.action, .nodes)``, ``.action`` a row of
-``domain.macro_actions(location)``. :func:`epsilon_macro_bo`, :func:`most_likely` and
-:func:`db_gp_ucb` adapt A1, A2 and B1 to that shape.
+Planners are built afresh for every iteration by a :class:`MacroMethod` from the current GP, a
+per-iteration seed (fresh Monte Carlo samples at every call, spec §3 A1) and the 0-based iteration
+``t`` (GP-BUCB's and GP-UCB-PE's beta schedules), and called as ``plan(location, horizon) ->
+(.action, .nodes)``, ``.action`` a row of ``domain.macro_actions(location)``. The builders below
+adapt every planner and baseline of spec §3–§4 to that shape: A1 :func:`epsilon_macro_bo`, A2 = B2
+:func:`most_likely`, A3 :func:`anytime`, B1 :func:`db_gp_ucb`, B3 :func:`q_ei`, B4
+:func:`gp_bucb`, B5 :func:`gp_ucb_pe`, B6 :func:`bbo_lp`, B7 :func:`ei`, B8 :func:`rollout`.
+
+Nodes (M3) count the search-tree nodes a method builds: A1–A3 their trees; DB-GP-UCB ``1 + A``
+(the root and one node per macro-action, Table 4.2 at H = 1); Rollout one node per fantasised
+state; the greedy-batch methods, q-EI and EI build no tree and count 0.
 """
 
 from __future__ import annotations
@@ -37,11 +43,14 @@ import numpy as np
 from frontierbo._validation import SeedLike, check_int, check_real
 from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.loop import Feedback, run_loop
-from frontierbo.macro import baselines
+from frontierbo.macro import baselines, baselines_batch
+from frontierbo.macro import q_ei as q_ei_module
+from frontierbo.macro.anytime import AnytimeEpsilonMacroBO
 from frontierbo.macro.data import MacroDataset
 from frontierbo.macro.epsilon_macro_bo import EpsilonMacroBO
 from frontierbo.macro.metrics import NORMALISERS, run_metrics
 from frontierbo.macro.most_likely import MostLikelyPlanner
+from frontierbo.macro.rollout import Rollout
 
 
 class Planner(Protocol):
@@ -54,11 +63,12 @@ class Planner(Protocol):
 @dataclass(frozen=True)
 class MacroMethod:
     """A planning method of the runner: its name, nominal horizon ``H`` and
-    ``build(gp, domain, seed) -> Planner`` (called once per iteration, ``seed`` an int)."""
+    ``build(gp, domain, seed, iteration) -> Planner`` (called once per iteration, ``seed`` an
+    int, ``iteration`` the 0-based t)."""
 
     name: str
     horizon: int
-    build: Callable[[FiniteDomainGP, Any, int], Planner]
+    build: Callable[[FiniteDomainGP, Any, int, int], Planner]
 
 
 def epsilon_macro_bo(horizon: int, n_samples: int = 100, **options) -> MacroMethod:
@@ -69,16 +79,30 @@ def epsilon_macro_bo(horizon: int, n_samples: int = 100, **options) -> MacroMeth
     else:
         options["n_samples"] = n_samples
 
-    def build(gp, domain, seed):
+    def build(gp, domain, seed, iteration):
         return EpsilonMacroBO(gp, domain, horizon, seed=seed, **options)
 
     return MacroMethod(f"eps-macro-bo H={horizon}", check_int(horizon, "horizon", low=1), build)
 
 
+def anytime(horizon: int, n_samples: int = 300, iterations: int | None = 1500, **options):
+    """A3, anytime ε-Macro-BO (``options`` go to :class:`AnytimeEpsilonMacroBO`: ``lam`` or
+    ``epsilon``, ``init``, ``assign``, ``action_rule``, ``last_stage``, ``refine``,
+    ``fallback``, ``beta``, ``max_nodes``, ``time_limit``...)."""
+
+    def build(gp, domain, seed, iteration):
+        return AnytimeEpsilonMacroBO(
+            gp, domain, horizon, n_samples=n_samples, iterations=iterations, seed=seed, **options
+        )
+
+    name = f"anytime eps-macro-bo H={horizon}"
+    return MacroMethod(name, check_int(horizon, "horizon", low=1), build)
+
+
 def most_likely(horizon: int, **options) -> MacroMethod:
     """A2 = nonmyopic GP-UCB ``H`` (``options`` go to :class:`MostLikelyPlanner`)."""
 
-    def build(gp, domain, seed):  # deterministic: no seed
+    def build(gp, domain, seed, iteration):  # deterministic: no seed
         return MostLikelyPlanner(gp, domain, horizon, **options)
 
     return MacroMethod(f"nonmyopic gp-ucb H={horizon}", check_int(horizon, "horizon", low=1), build)
@@ -86,36 +110,110 @@ def most_likely(horizon: int, **options) -> MacroMethod:
 
 @dataclass(frozen=True)
 class BatchPlan:
-    """DB-GP-UCB's choice with its node count: the root and one node per macro-action (the
-    Table 4.2 convention at H = 1, ``1 + A``)."""
+    """A baseline's choice with its node count (module doc)."""
 
     action: int
     macro_action: np.ndarray
     nodes: int
 
 
-class _DBGPUCB:
-    """Adapter of the function :func:`frontierbo.macro.baselines.db_gp_ucb` (H = 1)."""
+class _Baseline:
+    """Adapter of a baseline function ``choose(location) -> choice`` (``.action``,
+    ``.macro_action``) to :class:`Planner`; ``nodes(choice)`` its node count."""
 
-    def __init__(self, gp, domain, beta: float, info_covariance: str):
-        self.gp, self.domain = gp, domain
-        self.beta, self.info_covariance = beta, info_covariance
+    def __init__(self, choose: Callable[[int], Any], nodes: Callable[[Any], int]):
+        self.choose, self.nodes = choose, nodes
 
     def plan(self, location: int, horizon: int = 1) -> BatchPlan:
-        choice = baselines.db_gp_ucb(
-            self.gp, self.domain, location, beta=self.beta, info_covariance=self.info_covariance
-        )
-        return BatchPlan(choice.action, choice.macro_action, 1 + choice.scores.shape[0])
+        choice = self.choose(location)
+        return BatchPlan(choice.action, choice.macro_action, int(self.nodes(choice)))
+
+
+def _no_tree(choice) -> int:
+    return 0
+
+
+def _baseline(name: str, choose) -> MacroMethod:
+    """A horizon-1 method from ``choose(gp, domain, location, seed, iteration) -> choice``."""
+
+    def build(gp, domain, seed, iteration):
+        return _Baseline(lambda loc: choose(gp, domain, loc, seed, iteration), _no_tree)
+
+    return MacroMethod(name, 1, build)
 
 
 def db_gp_ucb(beta: float = 0.0, info_covariance: str = "noisy") -> MacroMethod:
-    """B1, DB-GP-UCB (one jointly optimised batch: horizon 1)."""
+    """B1, DB-GP-UCB (one jointly optimised batch: horizon 1); ties go to the first row."""
     beta = check_real(beta, "beta", low=0.0, low_open=False)
 
-    def build(gp, domain, seed):
-        return _DBGPUCB(gp, domain, beta, info_covariance)
+    def build(gp, domain, seed, iteration):
+        def choose(location):
+            return baselines.db_gp_ucb(
+                gp, domain, location, beta=beta, info_covariance=info_covariance
+            )
+
+        return _Baseline(choose, lambda choice: 1 + choice.scores.shape[0])
 
     return MacroMethod("db-gp-ucb", 1, build)
+
+
+def gp_bucb(**options) -> MacroMethod:
+    """B4, GP-BUCB as a greedy batch (``options`` go to
+    :func:`~frontierbo.macro.baselines_batch.gp_bucb`: ``delta``, ``beta_scale``,
+    ``domain_size``, ``first_location_mean``...); ties at random from the iteration's seed."""
+    return _baseline(
+        "gp-bucb",
+        lambda gp, domain, loc, seed, t: baselines_batch.gp_bucb(
+            gp, domain, loc, iteration=t, seed=seed, **options
+        ),
+    )
+
+
+def gp_ucb_pe(**options) -> MacroMethod:
+    """B5, GP-UCB-PE as a greedy batch (``options``: ``delta``, ``domain_size``,
+    ``relevant_region``...)."""
+    return _baseline(
+        "gp-ucb-pe",
+        lambda gp, domain, loc, seed, t: baselines_batch.gp_ucb_pe(
+            gp, domain, loc, iteration=t, seed=seed, **options
+        ),
+    )
+
+
+def bbo_lp(**options) -> MacroMethod:
+    """B6, BBO-LP as a greedy batch (``options``: ``lipschitz``, ``variance_as_std``)."""
+    return _baseline(
+        "bbo-lp",
+        lambda gp, domain, loc, seed, t: baselines_batch.bbo_lp(
+            gp, domain, loc, seed=seed, **options
+        ),
+    )
+
+
+def q_ei() -> MacroMethod:
+    """B3, q-EI in closed form over the macro-actions."""
+    return _baseline(
+        "q-ei", lambda gp, domain, loc, seed, t: q_ei_module.q_ei(gp, domain, loc, seed=seed)
+    )
+
+
+def ei() -> MacroMethod:
+    """B7, EI over single-step moves (kappa = 1)."""
+    return _baseline(
+        "ei", lambda gp, domain, loc, seed, t: q_ei_module.ei(gp, domain, loc, seed=seed)
+    )
+
+
+def rollout(horizon: int = 4, **options) -> MacroMethod:
+    """B8, Rollout-h over single-step moves (``options`` go to :class:`Rollout`: ``gamma``,
+    ``quadrature``, ``final_step``); its nodes are the fantasised states it visits."""
+    horizon = check_int(horizon, "horizon", low=1)
+
+    def build(gp, domain, seed, iteration):
+        planner = Rollout(gp, domain, horizon=horizon, **options)
+        return _Baseline(lambda loc: planner.plan(loc, seed=seed), lambda c: planner.states)
+
+    return MacroMethod(f"rollout-{horizon}", 1, build)
 
 
 # -- the policy adapter of run_loop ------------------------------------------------------------
@@ -148,7 +246,7 @@ class RecedingHorizonPolicy:
 
     def ask(self) -> np.ndarray:
         h_eff = min(self.method.horizon, self.iterations - self.t)  # step 1
-        planner = self.method.build(self.gp, self.domain, self.plan_seeds[self.t])
+        planner = self.method.build(self.gp, self.domain, self.plan_seeds[self.t], self.t)
         start = time.perf_counter()
         plan = planner.plan(self.location, h_eff)  # step 2
         seconds = time.perf_counter() - start
