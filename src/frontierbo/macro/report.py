@@ -29,7 +29,7 @@ NOTES = [
     "Plankton (E1, E4–E6) follows the thesis's protocol exactly (fresh GP field per "
     "realization, start at the centre), so its numbers are comparable within ±2 s.e. Traffic "
     "(E2) is the real slot-18 graph and demand when the shared data folder holds it (else a "
-    "seeded substitute graph: see 'data' below). Temperature (E3) is the real corridor graph "
+    "seeded substitute graph; each experiment's 'Data' line says which). Temperature (E3) is the real corridor graph "
     "with GP-drawn values: the Intel-lab readings are not available offline, so E3 checks "
     "orderings only.",
     "Anytime ε-Macro-BO runs in two profiles: 'paper' (the thesis's Algorithm 4) and 'ref' "
@@ -170,6 +170,12 @@ def _pm(value, digits: int = 4) -> str:
     return "–" if not value else fmt_pm(value[0], value[1], digits)
 
 
+def _mean_pm(row: dict, metric: str) -> str:
+    """Our mean ± s.e. (just the mean for a single run: it has no standard error)."""
+    value = row[metric]
+    return f"{value[0]:.4f}" if row["runs"] == 1 else _pm(value)
+
+
 def _nodes(value: float) -> str:
     return f"{value:.3g}"
 
@@ -185,8 +191,9 @@ def _main_table(exp: dict, name: str) -> list[str]:
     for key, row in content["rows"].items():
         pub = nodes_thesis.get(key.replace("-ref", ""))
         rows.append([
-            row["label"], row["runs"], _pm(row["avg_output"]), _pm(row["thesis"].get("avg_output")),
-            _pm(row["simple_regret"]), _pm(row["thesis"].get("simple_regret")),
+            row["label"], row["runs"], _mean_pm(row, "avg_output"),
+            _pm(row["thesis"].get("avg_output")), _mean_pm(row, "simple_regret"),
+            _pm(row["thesis"].get("simple_regret")),
             _nodes(row["nodes"][0]), "–" if pub is None else _nodes(pub),
             f"{row['seconds_per_iteration'][0]:.3g}",
         ])  # fmt: skip
