@@ -148,3 +148,11 @@ def test_published_differences_follow_from_the_published_tables():
                     checked += 1
     assert checked == 22
     assert published_key("any-h2-ref-b0.2@k5") == "any-h2-b0.2@k5"
+
+
+def test_the_thesis_anytime_rows_are_compared_with_the_reference_profile():
+    from frontierbo.macro.summary import _thesis_rows
+
+    rec = [_record("x", 0, 0.0, 0.0)]
+    by_row = {"any-h4@k5": rec, "any-h4-ref@k5": rec, "db-gp-ucb@k5": rec, "q-ei@k5": []}
+    assert _thesis_rows(by_row) == {"any-h4@k5": "any-h4-ref@k5", "db-gp-ucb@k5": "db-gp-ucb@k5"}

@@ -25,6 +25,11 @@ def published_key(key: str) -> str:
     return key.replace("-ref", "")
 
 
+def _label(method: str, variant) -> str:
+    label = METHODS[method].label
+    return label if variant.max_actions or "all" in label else f"{label} (all actions)"
+
+
 def _pm(values) -> list[float]:
     mean, se = mean_stderr(np.asarray(values, dtype=float))
     return [float(mean), float(se)]
@@ -68,15 +73,27 @@ def _records_by_row(experiment, records: list[dict], runs: int) -> dict[str, lis
     return out
 
 
-def _difference(claim: dict, by_row: dict, sigma_y: float) -> dict | None:
-    a, b = by_row.get(claim["a"]), by_row.get(claim["b"])
-    if not a or not b:
+def _thesis_rows(by_row: dict) -> dict[str, str]:
+    """Our row standing for each thesis row: the reference-code profile where there are two
+    (the published anytime rows came from the authors' code)."""
+    out: dict[str, str] = {}
+    for key, records in by_row.items():
+        if records and (published_key(key) not in out or "-ref" in key):
+            out[published_key(key)] = key
+    return out
+
+
+def _difference(claim: dict, by_row: dict, ours: dict, sigma_y: float) -> dict | None:
+    key_a, key_b = ours.get(claim["a"]), ours.get(claim["b"])
+    if key_a is None or key_b is None:
         return None
-    pairs = {r["config"]["realization"]: r for r in b}
+    pairs = {r["config"]["realization"]: r for r in by_row[key_b]}
     common = [
-        (r, pairs[r["config"]["realization"]]) for r in a if r["config"]["realization"] in pairs
+        (r, pairs[r["config"]["realization"]])
+        for r in by_row[key_a]
+        if r["config"]["realization"] in pairs
     ]
-    out = {"a": claim["a"], "b": claim["b"], "runs": len(common)}
+    out = {"a": key_a, "b": key_b, "runs": len(common)}
     for metric in ("avg_output", "simple_regret"):
         diff = [(x[metric][-1] - y[metric][-1]) / sigma_y for x, y in common]
         out[metric] = _pm(diff) if len(diff) > 1 else [float(diff[0]), 0.0]
@@ -96,16 +113,15 @@ def summarise_experiment(experiment, records: list[dict], runs: int) -> dict:
             if not by_row[key]:
                 continue
             table[key] = {
-                "label": METHODS[method].label + ("" if variant.max_actions else " (all)"),
+                "label": _label(method, variant),
                 **_row(by_row[key]),
                 "thesis": thesis.get(published_key(key), {}),
             }
         tables[name] = {"source": published.get(name, {}).get("source"), "rows": table}
     sigma_y = PUBLISHED["sigma_y"][experiment.dataset]
-    keyed = {published_key(k): v for k, v in by_row.items()}
-    diffs = [
-        _difference(c, keyed, sigma_y) for c in PUBLISHED["differences"].get(experiment.key, [])
-    ]
+    ours = _thesis_rows(by_row)
+    claims = PUBLISHED["differences"].get(experiment.key, [])
+    diffs = [_difference(c, by_row, ours, sigma_y) for c in claims]
     nodes_thesis = PUBLISHED["nodes"].get(experiment.key, {})
     sources = sorted({r["source"] for rows in by_row.values() for r in rows})
     out = {
