@@ -19,11 +19,12 @@ from matplotlib.figure import Figure
 from frontierbo._validation import check_vector
 from frontierbo.experiments.store import atomic_output
 
-__all__ = ["plot_metric_vs_param", "plot_regret_curves", "plot_two_scales"]
+__all__ = ["DPI", "STYLE", "plot_metric_vs_param", "plot_regret_curves", "plot_two_scales"]
 
 # ICML column width is 3.25 in; 8 pt text matches the caption size when printed at 100 %.
+# STYLE and DPI are public: a system's own figures (e.g. macro trajectories) share them.
 _FIGSIZE = (3.25, 2.3)
-_STYLE = {
+STYLE = {
     "font.size": 8,
     "axes.titlesize": 8,
     "axes.labelsize": 8,
@@ -33,7 +34,7 @@ _STYLE = {
     "lines.linewidth": 1.2,
     "axes.linewidth": 0.6,
 }
-_DPI = 300
+DPI = 300
 
 
 def _check_series(mean, stderr, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -60,7 +61,7 @@ def _finish(fig: Figure, ax: Axes, path, title: str, xlabel: str, ylabel: str) -
     ax.legend(frameon=False)
     fig.tight_layout(pad=0.3)
     with atomic_output(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=_DPI)  # format given: the temp name ends in .tmp
+        fig.savefig(tmp, format="png", dpi=DPI)  # format given: the temp name ends in .tmp
     return Path(path)
 
 
@@ -84,7 +85,7 @@ def plot_regret_curves(
     """
     if not curves:
         raise ValueError("curves must contain at least one (mean, stderr) series")
-    with rc_context(_STYLE):
+    with rc_context(STYLE):
         fig, ax = _new_axes()
         for label, (mean, stderr) in curves.items():
             mean, stderr = _check_series(mean, stderr, f"curves[{label!r}]")
@@ -119,7 +120,7 @@ def plot_metric_vs_param(
     """
     if not series:
         raise ValueError("series must contain at least one (x, mean, stderr) series")
-    with rc_context(_STYLE):
+    with rc_context(STYLE):
         fig, ax = _new_axes()
         for label, (x, mean, stderr) in series.items():
             mean, stderr = _check_series(mean, stderr, f"series[{label!r}]")

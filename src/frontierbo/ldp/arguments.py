@@ -78,6 +78,15 @@ class LDPArguments:
                     f"moments), got {self.alpha!r}"
                 )
 
+    #: What every LDP optimiser also exposes as its own attributes (``opt.T``, ``opt.lam``...).
+    EXPOSED = ("T", "B", "R", "alpha", "lam", "delta", "profile", "beta_scale", "private",
+               "eps_priv")  # fmt: skip
+
+    def expose(self, optimiser) -> None:
+        """Set :attr:`EXPOSED` on ``optimiser`` (validated once, here, for every algorithm)."""
+        for name in self.EXPOSED:
+            setattr(optimiser, name, getattr(self, name))
+
     @property
     def private(self) -> bool:
         """True for the LDP version (``eps_priv`` given)."""

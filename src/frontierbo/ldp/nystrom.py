@@ -345,9 +345,7 @@ class NystromUCBBase:
             beta_scale=beta_scale,
         )
         self.args = args
-        self.T, self.B, self.R, self.alpha = args.T, args.B, args.R, args.alpha
-        self.lam, self.delta, self.profile = args.lam, args.delta, args.profile
-        self.beta_scale, self.private, self.eps_priv = args.beta_scale, args.private, args.eps_priv
+        args.expose(self)
         self.eps_nys = check_real(eps_nys, "eps_nys", low=0.0, high=1.0)
         self.name = ("LDP-" if self.private else "") + self.base_name
         setattr(self, self.moment, args.moment(self.moment, self.base_name))

@@ -157,9 +157,7 @@ class TGPUCB:
             beta_scale=beta_scale,
         )
         self.args = args
-        self.T, self.B, self.R, self.alpha = args.T, args.B, args.R, args.alpha
-        self.lam, self.delta, self.profile = args.lam, args.delta, args.profile
-        self.beta_scale, self.private, self.eps_priv = args.beta_scale, args.private, args.eps_priv
+        args.expose(self)
         self.c = args.c
         if self.private:
             if v is not None:

@@ -15,9 +15,15 @@ is the sequence of the ``kappa`` cells the agent then visits, *not* counting the
 
 Every macro-action array is computed at construction and returned read-only, so a planner can
 call :meth:`macro_actions` in its inner loop at no cost.
+
+:func:`grid_layout` says whether scattered ``(x, y)`` locations form a full regular grid (and
+where each sits in it): a user's field becomes a :class:`GridDomain` that way, and plots draw it
+as an image.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -126,6 +132,65 @@ class GridDomain:
 
     def __repr__(self) -> str:
         return f"GridDomain(shape={self.shape}, kappa={self.kappa}, spacing={self.spacing})"
+
+
+#: Relative tolerance of "equally spaced" (CSV coordinates such as 0.1 k are not exact floats).
+SPACING_RTOL = 1e-6
+
+
+# -- locations that form a full grid ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GridLayout:
+    """A full regular grid of locations: distinct sorted ``xs`` (nx,) and ``ys`` (ny,), their
+    spacings, and each location's grid ``row`` (index into xs) and ``col`` (index into ys)."""
+
+    xs: np.ndarray
+    ys: np.ndarray
+    spacing: tuple[float, float]
+    row: np.ndarray
+    col: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.xs.size, self.ys.size
+
+    @property
+    def cell(self) -> np.ndarray:
+        """Each location's cell ``row * ny + col`` of a ``GridDomain(shape)``."""
+        return self.row * self.ys.size + self.col
+
+
+def _axis(values: np.ndarray, name: str) -> tuple[np.ndarray, float] | str:
+    """Distinct sorted values and their spacing, or why they are not equally spaced."""
+    distinct = np.unique(values)
+    if distinct.size == 1:
+        return distinct, 1.0  # one line of cells: any positive spacing (no move along it)
+    steps = np.diff(distinct)
+    step = float(steps.mean())
+    if not np.allclose(steps, step, rtol=SPACING_RTOL, atol=0.0):
+        return (
+            f"the {distinct.size} distinct {name} values are not equally spaced (steps from "
+            f"{steps.min():g} to {steps.max():g})"
+        )
+    return distinct, step
+
+
+def grid_layout(x, y) -> GridLayout | str:
+    """The grid formed by the points ``(x[i], y[i])`` (distinct points), or a sentence saying why
+    they do not form a full regular grid."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    axes = [_axis(x, "x"), _axis(y, "y")]
+    for axis in axes:
+        if isinstance(axis, str):
+            return axis
+    (xs, dx), (ys, dy) = axes
+    if xs.size * ys.size != x.size:
+        return (
+            f"{xs.size} distinct x values and {ys.size} distinct y values make "
+            f"{xs.size * ys.size} grid locations, but there are {x.size}"
+        )
+    # n distinct points inside an n-point grid: every combination appears exactly once
+    return GridLayout(xs, ys, (dx, dy), np.searchsorted(xs, x), np.searchsorted(ys, y))
 
 
 def enumerate_simple_paths(

@@ -18,8 +18,9 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from frontierbo._validation import check_matrix, check_vector
-from frontierbo.experiments.plots import _DPI, _STYLE
+from frontierbo.experiments.plots import DPI, STYLE
 from frontierbo.io import atomic_output
+from frontierbo.macro.domains import grid_layout
 
 __all__ = ["plot_trajectory"]
 
@@ -49,8 +50,6 @@ def _check_trajectories(trajectories: Mapping[str, Sequence[int]], n: int) -> di
 
 def _draw_field(fig: Figure, ax, inputs: np.ndarray, values: np.ndarray) -> None:
     """The field as an image when the inputs form a full regular grid, else a scatter."""
-    from frontierbo.macro.userdata import grid_layout
-
     layout = grid_layout(inputs[:, 0], inputs[:, 1])
     distinct = np.unique(inputs, axis=0).shape[0] == inputs.shape[0]
     if distinct and not isinstance(layout, str) and min(layout.shape) > 1:
@@ -118,7 +117,7 @@ def plot_trajectory(
         if pairs.size and (pairs.min() < 0 or pairs.max() >= n):
             raise ValueError(f"edges must hold location indices in [0, {n - 1}]")
 
-    with rc_context(_STYLE):
+    with rc_context(STYLE):
         fig = Figure(figsize=_FIGSIZE)
         FigureCanvasAgg(fig)  # attaches the Agg canvas to fig
         ax = fig.add_subplot()
@@ -170,5 +169,5 @@ def plot_trajectory(
         fig.tight_layout(pad=0.3)
         with atomic_output(path) as tmp:
             # format given: the temp name ends in .tmp; "tight" keeps the legend below the axes
-            fig.savefig(tmp, format="png", dpi=_DPI, bbox_inches="tight", pad_inches=0.05)
+            fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.05)
     return Path(path)

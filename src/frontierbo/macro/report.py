@@ -10,7 +10,6 @@ from pathlib import Path
 from frontierbo.experiments.plots import plot_metric_vs_param
 from frontierbo.experiments.report import Reproduction, figure_lines, fmt_pm, markdown_table
 from frontierbo.macro.experiment import (
-    BETAS,
     DATASETS,
     DEFAULTS,
     PUBLISHED,
@@ -29,9 +28,9 @@ NOTES = [
     "Plankton (E1, E4–E6) follows the thesis's protocol exactly (fresh GP field per "
     "realization, start at the centre), so its numbers are comparable within ±2 s.e. Traffic "
     "(E2) is the real slot-18 graph and demand when the shared data folder holds it (else a "
-    "seeded substitute graph; each experiment's 'Data' line says which). Temperature (E3) is the real corridor graph "
-    "with GP-drawn values: the Intel-lab readings are not available offline, so E3 checks "
-    "orderings only.",
+    "seeded substitute graph; each experiment's 'Data' line says which). Temperature (E3) is "
+    "the real corridor graph with GP-drawn values: the Intel-lab readings are not available "
+    "offline, so E3 checks orderings only.",
     "Anytime ε-Macro-BO runs in two profiles: 'paper' (the thesis's Algorithm 4) and 'ref' "
     "(the authors' code, which produced the published rows: λ = 5, infinite initial bounds, "
     "argmax of the upper bound, exact last stage, no fallback). The thesis's rows are shown "
@@ -91,35 +90,28 @@ def _curves(key: str, exp: dict, out: Path) -> list[Path]:
     return paths
 
 
+def _beta_rows(exp: dict) -> dict[int, list[dict]]:
+    """The β-sweep's rows by horizon, in increasing β."""
+    rows = exp["tables"].get("beta", {}).get("rows", {}).values()
+    by_h: dict[int, list[dict]] = {}
+    for row in sorted(rows, key=lambda r: r["beta"]):
+        by_h.setdefault(row["horizon"], []).append(row)
+    return by_h
+
+
 def _beta_figure(key: str, exp: dict, out: Path) -> list[Path]:
-    rows = exp["tables"].get("beta", {}).get("rows", {})
     series = {}
-    for h in (2, 3):
-        prefix = "eps" if key == "e1" else "any"
-        keys = [k for k in rows if k.startswith(f"{prefix}-h{h}")]
-        if len(keys) < 2:
-            continue
-        betas = [_beta_of(k) for k in keys]
-        order = sorted(range(len(keys)), key=betas.__getitem__)
-        x = [betas[i] for i in order]
-        series[f"H={h} (ours)"] = (
-            x,
-            [rows[keys[i]]["avg_output"][0] for i in order],
-            [rows[keys[i]]["avg_output"][1] for i in order],
-        )
-        thesis = [rows[keys[i]]["thesis"].get("avg_output") for i in order]
+    for h, rows in _beta_rows(exp).items():
+        x = [row["beta"] for row in rows]
+        series[f"H={h} (ours)"] = (x, *zip(*(row["avg_output"] for row in rows), strict=True))
+        thesis = [row["thesis"].get("avg_output") for row in rows]
         if all(thesis):
-            series[f"H={h} (thesis)"] = (x, [t[0] for t in thesis], [t[1] for t in thesis])
+            series[f"H={h} (thesis)"] = (x, *zip(*thesis, strict=True))
     if not series:
         return []
     path = out / f"fig_{key}_beta.png"
     title = f"{key.upper()}: avg normalised output vs β"
     return [plot_metric_vs_param(series, path, title, "β", "avg normalised output")]
-
-
-def _beta_of(row_key: str) -> float:
-    method = row_key.split("@")[0]
-    return float(method.split("-b")[1]) if "-b" in method else 0.0
 
 
 def _trajectory_figure(result: dict, exp: dict, out: Path) -> list[Path]:
@@ -201,24 +193,26 @@ def _main_table(exp: dict, name: str) -> list[str]:
     return [f"### {name} ({source})", "", markdown_table(header, rows, "lrrrrrrrr"), ""]
 
 
-def _beta_table(key: str, exp: dict) -> list[str]:
-    rows = exp["tables"].get("beta", {}).get("rows", {})
-    if not rows:
+def _beta_table(exp: dict) -> list[str]:
+    by_h = _beta_rows(exp)
+    if not by_h:
         return []
-    prefix = "eps" if key == "e1" else "any"
+    horizons = sorted(by_h)
+    by_beta: dict[float, dict[int, dict]] = {}
+    for h in horizons:
+        for row in by_h[h]:
+            by_beta.setdefault(row["beta"], {})[h] = row
     body = []
-    for beta in BETAS[key]:
+    for beta in sorted(by_beta):
         cells = [f"{beta:g}"]
-        for h in (2, 3):
-            name = f"{prefix}-h{h}" + ("-ref" if prefix == "any" else "")
-            name += "" if beta == 0 else f"-b{beta:g}"
-            variant = "k4" if key == "e1" else "k5"
-            row = rows.get(f"{name}@{variant}")
+        for h in horizons:
+            row = by_beta[beta].get(h)
             cells += [_pm(row and row["avg_output"]), _pm(row and row["thesis"].get("avg_output"))]
         body.append(cells)
     source = exp["tables"]["beta"].get("source") or ""
-    header = ["β", "H=2 ours", "H=2 thesis", "H=3 ours", "H=3 thesis"]
-    return [f"### β-sweep, avg output ({source})", "", markdown_table(header, body, "rrrrr"), ""]
+    header = ["β", *(f"H={h} {who}" for h in horizons for who in ("ours", "thesis"))]
+    align = "r" * len(header)
+    return [f"### β-sweep, avg output ({source})", "", markdown_table(header, body, align), ""]
 
 
 def _differences(exp: dict) -> list[str]:
@@ -269,7 +263,7 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         ]
         for name in ("main", "downsampling"):
             lines += _main_table(exp, name)
-        lines += _beta_table(key, exp)
+        lines += _beta_table(exp)
         lines += _differences(exp)
         if key == "e5":
             lines += _e5_text(exp)

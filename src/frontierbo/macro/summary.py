@@ -54,22 +54,18 @@ def _row(records: list[dict]) -> dict:
 
 def _records_by_row(experiment, records: list[dict], runs: int) -> dict[str, list[dict]]:
     """The records of each row, realizations ``0 .. runs - 1`` only (E6 shares E1's runs)."""
-    wanted = {row_key(m, v): (m, v) for m, v in experiment.rows()}
-    out: dict[str, list[dict]] = {key: [] for key in wanted}
+    rows = {(m, v.kappa, v.max_actions, v.buoy): row_key(m, v) for m, v in experiment.rows()}
+    out: dict[str, list[dict]] = {key: [] for key in rows.values()}
     for rec in records:
         c = rec["config"]
         if c["dataset"] != experiment.dataset or c["realization"] >= runs:
             continue
-        for key, (method, variant) in wanted.items():
-            if (
-                c["method"] == method
-                and c["kappa"] == variant.kappa
-                and c["max_actions"] == variant.max_actions
-                and (tuple(c["buoy"]) if c["buoy"] else None) == variant.buoy
-            ):
-                out[key].append(rec)
-    for rows in out.values():
-        rows.sort(key=lambda r: r["config"]["realization"])
+        buoy = tuple(c["buoy"]) if c["buoy"] else None
+        key = rows.get((c["method"], c["kappa"], c["max_actions"], buoy))
+        if key is not None:
+            out[key].append(rec)
+    for found in out.values():
+        found.sort(key=lambda r: r["config"]["realization"])
     return out
 
 
@@ -112,8 +108,11 @@ def summarise_experiment(experiment, records: list[dict], runs: int) -> dict:
             key = row_key(method, variant)
             if not by_row[key]:
                 continue
+            options = dict(METHODS[method].options)
             table[key] = {
                 "label": _label(method, variant),
+                "horizon": options.get("horizon", 1),
+                "beta": options.get("beta", 0.0),
                 **_row(by_row[key]),
                 "thesis": thesis.get(published_key(key), {}),
             }

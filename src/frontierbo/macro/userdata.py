@@ -36,7 +36,6 @@ output minus the table's mean) and M2 (simple regret against the table's maximum
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -54,7 +53,7 @@ from frontierbo.io import (
     write_json_atomic,
 )
 from frontierbo.macro.data import GPHyperparameters, MacroDataset
-from frontierbo.macro.domains import GraphDomain, GridDomain
+from frontierbo.macro.domains import GraphDomain, GridDomain, GridLayout, grid_layout
 
 __all__ = [
     "METHODS",
@@ -86,69 +85,12 @@ FIT_RESTARTS = 5
 FIT_MAX_POINTS = 1000
 #: The figure written into ``--out`` beside result.json.
 PLOT_FILENAME = "trajectory.png"
-#: Relative tolerance of "equally spaced" (CSV coordinates such as 0.1 k are not exact floats).
-SPACING_RTOL = 1e-6
 
 
 def _streams(seed: int) -> list[np.random.SeedSequence]:
     """Independent seeded streams: graph subsample, fit, start draw, planners (none depends on
     the method, so methods run with one seed share the domain, the fit and the start)."""
     return np.random.SeedSequence(seed).spawn(4)
-
-
-# -- the grid ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class GridLayout:
-    """A full regular grid of locations: distinct sorted ``xs`` (nx,) and ``ys`` (ny,), their
-    spacings, and each location's grid ``row`` (index into xs) and ``col`` (index into ys)."""
-
-    xs: np.ndarray
-    ys: np.ndarray
-    spacing: tuple[float, float]
-    row: np.ndarray
-    col: np.ndarray
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.xs.size, self.ys.size
-
-    @property
-    def cell(self) -> np.ndarray:
-        """Each location's cell ``row * ny + col`` of a ``GridDomain(shape)``."""
-        return self.row * self.ys.size + self.col
-
-
-def _axis(values: np.ndarray, name: str) -> tuple[np.ndarray, float] | str:
-    """Distinct sorted values and their spacing, or why they are not equally spaced."""
-    distinct = np.unique(values)
-    if distinct.size == 1:
-        return distinct, 1.0  # one line of cells: any positive spacing (no move along it)
-    steps = np.diff(distinct)
-    step = float(steps.mean())
-    if not np.allclose(steps, step, rtol=SPACING_RTOL, atol=0.0):
-        return (
-            f"the {distinct.size} distinct {name} values are not equally spaced (steps from "
-            f"{steps.min():g} to {steps.max():g})"
-        )
-    return distinct, step
-
-
-def grid_layout(x, y) -> GridLayout | str:
-    """The grid formed by the points ``(x[i], y[i])`` (distinct points), or a sentence saying why
-    they do not form a full regular grid."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    axes = [_axis(x, "x"), _axis(y, "y")]
-    for axis in axes:
-        if isinstance(axis, str):
-            return axis
-    (xs, dx), (ys, dy) = axes
-    if xs.size * ys.size != x.size:
-        return (
-            f"{xs.size} distinct x values and {ys.size} distinct y values make "
-            f"{xs.size * ys.size} grid locations, but there are {x.size}"
-        )
-    # n distinct points inside an n-point grid: every combination appears exactly once
-    return GridLayout(xs, ys, (dx, dy), np.searchsorted(xs, x), np.searchsorted(ys, y))
 
 
 # -- reading the CSV files ----------------------------------------------------------------------
