@@ -140,20 +140,47 @@ class QueryOracle:
     def __call__(self, u) -> float:
         """One query: y of (5.2) for ``u``; raises :class:`AttackSucceeded` on success and
         :class:`BudgetExhausted` when the budget is spent."""
+        return self._query(self.input_for(u))[1]
+
+    def query_input(self, x) -> float:
+        """One query of a model input ``x`` itself, for attacks that search outside the L_inf
+        ball (ZOO, AutoZOOM: an L2 loss with a distortion penalty).
+
+        ``x`` must lie in ``[lower, upper]``. Reaching the target counts as success only when
+        ``||x - x_0||_inf <= delta_max`` (spec E10: a success is a final perturbation within the
+        bound); a hit outside the ball is logged (``predicted``, ``linf``) and the attack goes on.
+        """
+        return self._query(self._checked_input(x))[1]
+
+    def scores(self, x) -> np.ndarray:
+        """One query of a model input ``x`` (as :meth:`query_input`) that returns the whole
+        probability vector ``F(x)``, for attacks whose loss needs more than y (ZOO's
+        ``max_{i != t} log F_i``, GenAttack's win margin)."""
+        return self._query(self._checked_input(x))[0]
+
+    def _checked_input(self, x) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape != self.x0.shape:
+            raise ValueError(f"x must have the shape of x0 {self.x0.shape}, got {x.shape}")
+        if not np.all(np.isfinite(x)) or x.min() < self.lower or x.max() > self.upper:
+            raise ValueError(f"x must be finite and lie in [{self.lower}, {self.upper}]")
+        return x
+
+    def _query(self, x: np.ndarray) -> tuple[np.ndarray, float]:
         if self.success is not None:
             raise RuntimeError(f"the attack already succeeded at query {self.success.query}")
         if self.queries >= self.budget:  # line 6: refuse before querying
             raise BudgetExhausted(f"the budget of {self.budget} queries is spent")
-        x = self.input_for(u)
         p = self._scores(x)  # line 3
         y = float(margin_objective(p, self.target))  # line 4
         predicted = int(np.argmax(p))
         linf = float(np.abs(x - self.x0).max())
         self._log.append(QueryRecord(self.queries + 1, y, predicted, float(p[self.target]), linf))
-        if predicted == self.target:  # line 5
+        # line 5 (the tolerance absorbs the rounding of x_0 + delta_max u)
+        if predicted == self.target and linf <= self.delta_max * (1.0 + 1e-9):
             self.success = AttackSucceeded(self.queries, x, y)
             raise self.success
-        return y
+        return p, y
 
     def _scores(self, x: np.ndarray) -> np.ndarray:
         p = np.asarray(self.model(x[None]), dtype=float)

@@ -81,3 +81,15 @@ def downsample(u, side: int) -> np.ndarray:
     """``Down``: an image-shaped perturbation (H, W, c) to the latent (side, side, c)."""
     side = check_int(side, "side", low=1)
     return resize(u, side, side)
+
+
+def downsample_many(U, side: int) -> np.ndarray:
+    """``Down`` of a stack of perturbations (n, H, W, c), flattened: shape (n, side^2 c), in the
+    (s, s, c) order that :func:`upsample` reads a flat latent vector in."""
+    U = np.asarray(U, dtype=float)
+    if U.ndim != 4:
+        raise ValueError(f"U must have shape (n, height, width, channels), got {U.shape}")
+    side = check_int(side, "side", low=1)
+    A_h = interpolation_matrix(U.shape[1], side)
+    A_w = interpolation_matrix(U.shape[2], side)
+    return np.einsum("hi,nijc,wj->nhwc", A_h, U, A_w).reshape(U.shape[0], -1)

@@ -157,3 +157,127 @@ def _bounds_and_starts(X, y, n_ls, n_restarts, rng, min_noise):
         x0 = rng.uniform(start_lo, start_hi)
         starts.append(np.concatenate([x0, [float(np.mean(y))]]))
     return bounds, starts
+
+
+# -- kernels of any kind, zero mean, fixed or fitted noise --------------------------------------
+@dataclass(frozen=True)
+class KernelFit:
+    """A fitted kernel (any kind with the log-parameter interface) and noise variance."""
+
+    kernel: object
+    noise_variance: float
+    nll: float
+    restarts_nll: tuple[float, ...]
+
+
+def _gram_and_gradients(template, X: np.ndarray) -> Callable:
+    """``theta_kernel -> (K, dK)`` for ``template``'s kind; additive kernels reuse their per-group
+    distances, computed once here, at every evaluation."""
+    if hasattr(template, "gradients_at"):
+        D = template.distances(X)
+        return lambda theta: template.gradients_at(theta, D)
+    return lambda theta: template.with_log_params(theta).gradients(X)
+
+
+def zero_mean_nll(
+    theta: np.ndarray, gram: Callable, y: np.ndarray, noise_variance: float | None
+) -> tuple[float, np.ndarray]:
+    """NLL of ``y ~ N(0, K + sigma_n^2 I)`` and its gradient w.r.t. ``theta = [kernel log-params]``
+    (fixed ``noise_variance``) or ``[kernel log-params, log sigma_n^2]`` (``noise_variance=None``)."""
+    fitted_noise = noise_variance is None
+    n_kernel = len(theta) - 1 if fitted_noise else len(theta)
+    noise = float(np.exp(theta[-1])) if fitted_noise else noise_variance
+    K, dK = gram(theta[:n_kernel])
+    A = K
+    A[np.diag_indices_from(A)] += noise
+    try:
+        L = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        grad = np.zeros_like(theta)
+        if fitted_noise:
+            grad[-1] = -1.0  # more noise restores positive definiteness
+        return _FAILED, grad
+    alpha = cho_solve((L, True), y, check_finite=False)
+    nll = 0.5 * y @ alpha + np.log(np.diag(L)).sum() + 0.5 * len(y) * _LOG_2PI
+    W = np.outer(alpha, alpha)
+    W -= _inverse_from_cholesky(L)
+    grad = np.empty_like(theta)
+    if isinstance(dK, np.ndarray):  # stacked (p, n, n): one matrix-vector product
+        grad[:n_kernel] = -0.5 * (dK.reshape(n_kernel, -1) @ W.reshape(-1))
+    else:
+        for j, D in enumerate(dK):
+            grad[j] = -0.5 * np.sum(W * D)
+    if fitted_noise:
+        grad[-1] = -0.5 * noise * np.trace(W)
+    return float(nll), grad
+
+
+def fit_kernel(
+    X,
+    y,
+    kernel,
+    *,
+    bounds,
+    noise_variance: float | None = None,
+    noise_bounds: tuple[float, float] = (1e-6, 1.0),
+    n_restarts: int = 1,
+    maxiter: int = 1000,
+    seed: SeedLike = 0,
+) -> KernelFit:
+    """Maximum-likelihood hyperparameters of ``kernel`` for a zero-mean GP (standardise ``y``).
+
+    Parameters
+    ----------
+    X, y : inputs (n, d) and outputs (n,).
+    kernel : the kernel whose current hyperparameters are the first starting point.
+    bounds : ``(low, high)`` per kernel hyperparameter, in natural units, in the order of
+        ``kernel.log_params`` (e.g. ``[(1e-2, 1e2), (1e-2, 10)]`` for variance and lengthscale).
+    noise_variance : fixed ``sigma_n^2``, or None to fit it inside ``noise_bounds``.
+    n_restarts : optimisations run: the first from ``kernel``'s values, the others from
+        log-uniform random points inside the bounds; the best is returned.
+    maxiter : L-BFGS-B iterations per restart.
+    """
+    X = check_matrix(X, "X")
+    y = check_vector(y, "y", length=X.shape[0])
+    n_restarts = check_int(n_restarts, "n_restarts", low=1)
+    maxiter = check_int(maxiter, "maxiter", low=1)
+    rng = as_generator(seed)
+    log_bounds = _log_bounds(bounds, len(kernel.log_params), "bounds")
+    start = np.clip(kernel.log_params, log_bounds[:, 0], log_bounds[:, 1])
+    if noise_variance is None:
+        noise_lb = _log_bounds([noise_bounds], 1, "noise_bounds")
+        log_bounds = np.vstack([log_bounds, noise_lb])
+        start = np.append(start, noise_lb.mean())
+    else:
+        noise_variance = float(noise_variance)
+    gram = _gram_and_gradients(kernel, X)
+    best, nlls = None, []
+    for restart in range(n_restarts):
+        x0 = start if restart == 0 else rng.uniform(log_bounds[:, 0], log_bounds[:, 1])
+        res = minimize(
+            zero_mean_nll,
+            x0,
+            args=(gram, y, noise_variance),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=log_bounds,
+            options={"maxiter": maxiter},
+        )
+        nlls.append(float(res.fun))
+        if best is None or res.fun < best.fun:
+            best = res
+    if best.fun >= _FAILED:
+        raise RuntimeError("fit_kernel: the covariance matrix was not positive definite")
+    theta = best.x
+    if noise_variance is None:
+        theta, noise_variance = theta[:-1], float(np.exp(theta[-1]))
+    return KernelFit(kernel.with_log_params(theta), noise_variance, float(best.fun), tuple(nlls))
+
+
+def _log_bounds(bounds, size: int, name: str) -> np.ndarray:
+    b = np.asarray(bounds, dtype=float)
+    if b.shape != (size, 2) or not np.all(b > 0) or not np.all(b[:, 0] <= b[:, 1]):
+        raise ValueError(
+            f"{name} must be {size} pairs (low, high) with 0 < low <= high, got {bounds}"
+        )
+    return np.log(b)

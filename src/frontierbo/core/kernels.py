@@ -1,4 +1,6 @@
-"""Stationary covariance functions: squared exponential and Matérn 3/2, 5/2.
+"""Covariance functions: stationary squared exponential and Matérn 3/2, 5/2; the Freeze-Thaw
+exponential-decay kernel of learning curves; a precomputed Gram matrix. (Sums over coordinate
+groups are in ``core.additive``.)
 
 Every kernel is ``k(a, b) = variance * shape(r)`` with the scaled distance
 ``r = || (a - b) / lengthscale ||``. ``lengthscale`` is a float (isotropic) or a length-d array
@@ -39,6 +41,12 @@ class StationaryKernel:
         """``g(r) = -(d shape / dr) / r``, so that ``d k / d log l_j = variance * g * s_j``
         with ``s_j = (a_j - b_j)^2 / l_j^2`` (finite at r = 0 for every kernel here)."""
         raise NotImplementedError
+
+    @classmethod
+    def shape_and_dshape(cls, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``shape(r2)`` and ``g(r2)`` together (elementwise on any array; subclasses fuse the
+        shared exponentials)."""
+        return cls._shape(None, r2), cls._dshape(None, r2)
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -82,6 +90,19 @@ class StationaryKernel:
     def diag(self, A) -> np.ndarray:
         """``k(a, a)`` for every row: shape (nA,), all equal to ``variance``."""
         return np.full(np.atleast_2d(A).shape[0], self.variance)
+
+    def grad_x(self, x, B) -> np.ndarray:
+        """``d k(x, B[j]) / d x`` for one point ``x`` (d,): shape (nB, d).
+
+        ``k = variance * shape(r)`` gives ``dk/dx = -variance * g(r) * (x - b) / l^2`` with
+        ``g = -(d shape / dr) / r`` (see ``_dshape``), finite at ``r = 0``.
+        """
+        x = np.asarray(x, dtype=float)
+        B = np.atleast_2d(B)
+        diff = (x[None, :] - B) / self.lengthscale
+        r2 = np.maximum((diff * diff).sum(1), 0.0)
+        g = self.variance * self._dshape(r2)
+        return -(g[:, None] * diff) / self.lengthscale
 
     # -- log-parameter interface for maximum likelihood ---------------------------------------
     @property
@@ -159,6 +180,61 @@ class Matern52(StationaryKernel):
     def _dshape(self, r2):
         s = np.sqrt(5.0 * r2)
         return (5.0 / 3.0) * (1.0 + s) * np.exp(-s)
+
+    @classmethod
+    def shape_and_dshape(cls, r2):
+        s = np.sqrt(5.0 * r2)
+        e = np.exp(-s)
+        e_1s = e * (1.0 + s)
+        return e_1s + (5.0 / 3.0) * r2 * e, (5.0 / 3.0) * e_1s
+
+
+class ExponentialDecay:
+    """Freeze-Thaw exponential-decay kernel over learning-curve steps ``t > 0``
+    (Swersky et al. 2014; BO-BOS's ``exp_kern.py``):
+    ``k(t, t') = beta^alpha / (t + t' + beta)^alpha``.
+
+    It is the covariance of a mixture of exponential decays ``exp(-lambda t)`` with
+    ``lambda ~ Gamma(alpha, beta)``: not stationary, its variance ``k(t, t)`` shrinks as ``t`` grows.
+    Log-parameters are ``[log alpha, log beta]``. Inputs are (n, 1) columns of steps.
+    """
+
+    name = "exp-decay"
+
+    def __init__(self, alpha: float = 1.0, beta: float = 1.0):
+        self.alpha = check_positive(alpha, "alpha")
+        self.beta = check_positive(beta, "beta")
+
+    def _sums(self, A, B=None) -> np.ndarray:
+        a = np.asarray(A, dtype=float).reshape(-1)
+        b = a if B is None else np.asarray(B, dtype=float).reshape(-1)
+        return a[:, None] + b[None, :] + self.beta
+
+    def __call__(self, A, B=None) -> np.ndarray:
+        return (self.beta / self._sums(A, B)) ** self.alpha
+
+    def diag(self, A) -> np.ndarray:
+        a = np.asarray(A, dtype=float).reshape(-1)
+        return (self.beta / (2.0 * a + self.beta)) ** self.alpha
+
+    @property
+    def log_params(self) -> np.ndarray:
+        return np.log([self.alpha, self.beta])
+
+    def with_log_params(self, theta) -> ExponentialDecay:
+        alpha, beta = np.exp(np.asarray(theta, dtype=float))
+        return ExponentialDecay(float(alpha), float(beta))
+
+    def gradients(self, X) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``K`` and ``[dK/dlog alpha, dK/dlog beta]``:
+        ``dK/dlog alpha = alpha K log(beta / s)``, ``dK/dlog beta = alpha K (1 - beta / s)``,
+        ``s = t + t' + beta``."""
+        S = self._sums(X)
+        K = (self.beta / S) ** self.alpha
+        return K, [self.alpha * K * np.log(self.beta / S), self.alpha * K * (1.0 - self.beta / S)]
+
+    def __repr__(self) -> str:
+        return f"ExponentialDecay(alpha={self.alpha:.4g}, beta={self.beta:.4g})"
 
 
 class PrecomputedKernel:

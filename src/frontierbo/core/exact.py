@@ -1,0 +1,134 @@
+"""Exact GP regression at arbitrary inputs (continuous boxes), with input gradients and the
+per-component posteriors of an additive kernel.
+
+``FiniteDomainGP`` keeps the posterior over a fixed candidate set and updates it per query; the
+attacks of BOS² and its baselines instead maximise acquisitions over boxes like ``[-1, 1]^d``
+with L-BFGS-B, so they need the posterior, and its gradient, at any point. With
+``A = K(X, X) + sigma_n^2 I = L L^T`` and ``alpha = A^{-1} (y - m)`` (Rasmussen & Williams
+2006, Alg. 2.1):
+
+* ``mean(x) = m + k(x, X) alpha``; ``var(x) = k(x, x) - ||L^{-1} k(X, x)||^2`` (eq. 3.2 of the
+  thesis adds ``sigma_n^2``: ``include_noise=True``);
+* for an additive ``k = sum_j k_j`` (Kandasamy et al. 2015), component ``j`` has
+  ``mean_j(x) = k_j(x, X) alpha`` and ``var_j(x) = k_j(x, x) - k_j(x, X) A^{-1} k_j(X, x)``;
+  the component means sum to the mean (less ``m``);
+* gradients: ``d mean_j / dx = dk_j^T alpha``, ``d var_j / dx = -2 dk_j^T A^{-1} k_j(X, x)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import cho_solve, solve_triangular
+
+from frontierbo._validation import check_matrix, check_real, check_vector
+
+#: Jitter tried, relative to the mean prior variance, when K + sigma_n^2 I is not positive definite.
+_JITTERS = (0.0, 1e-10, 1e-8, 1e-6, 1e-4)
+
+
+def cholesky_with_jitter(A: np.ndarray) -> tuple[np.ndarray, float]:
+    """Lower Cholesky factor of ``A + jitter I`` with the smallest jitter in ``_JITTERS`` (relative
+    to the mean diagonal) that works, and that jitter."""
+    scale = max(float(np.mean(np.diag(A))), 1e-300)
+    for rel in _JITTERS:
+        try:
+            return np.linalg.cholesky(A + (rel * scale) * np.eye(len(A))), rel * scale
+        except np.linalg.LinAlgError:
+            continue
+    raise np.linalg.LinAlgError("the covariance matrix is not positive definite, even with jitter")
+
+
+class ExactGP:
+    """The GP posterior given observations ``(X, y)``; the kernel's hyperparameters are fixed.
+
+    Args:
+        X: inputs (n, d); y: outputs (n,).
+        kernel: any kernel with ``__call__(A, B)`` and ``diag(A)`` (stationary, additive,
+            exponential decay); input gradients need ``grad_x``.
+        noise_variance: ``sigma_n^2 >= 0``; prior_mean: the constant ``m``.
+    """
+
+    def __init__(self, X, y, kernel, noise_variance: float, prior_mean: float = 0.0):
+        self.X = check_matrix(X, "X")
+        self.y = check_vector(y, "y", length=self.X.shape[0])
+        self.kernel = kernel
+        self.noise_variance = check_real(noise_variance, "noise_variance", low=0.0, low_open=False)
+        self.prior_mean = check_real(prior_mean, "prior_mean")
+        A = kernel(self.X)
+        A[np.diag_indices_from(A)] += self.noise_variance
+        self.L, self.jitter = cholesky_with_jitter(A)
+        self.alpha = cho_solve((self.L, True), self.y - self.prior_mean, check_finite=False)
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    def log_marginal_likelihood(self) -> float:
+        resid = self.y - self.prior_mean
+        return float(
+            -0.5 * resid @ self.alpha
+            - np.log(np.diag(self.L)).sum()
+            - 0.5 * self.n * np.log(2.0 * np.pi)
+        )
+
+    def _whiten(self, Kxs: np.ndarray) -> np.ndarray:
+        """``L^{-1} k(X, x*)`` for the columns of ``Kxs`` (n, m)."""
+        return solve_triangular(self.L, Kxs, lower=True, check_finite=False)
+
+    def predict(self, Xs, *, full_cov: bool = False, include_noise: bool = False):
+        """Posterior mean (m,) and variance (m,), or the (m, m) covariance with ``full_cov``.
+
+        The variance of the latent function; ``include_noise`` adds ``sigma_n^2`` (the thesis's
+        (3.2)). Variances are clipped at 0.
+        """
+        Xs = np.atleast_2d(np.asarray(Xs, dtype=float))
+        Kxs = self.kernel(self.X, Xs)
+        mean = self.prior_mean + Kxs.T @ self.alpha
+        V = self._whiten(Kxs)
+        noise = self.noise_variance if include_noise else 0.0
+        if full_cov:
+            cov = self.kernel(Xs) - V.T @ V
+            cov[np.diag_indices_from(cov)] += noise
+            return mean, cov
+        var = self.kernel.diag(Xs) - np.einsum("ij,ij->j", V, V)
+        return mean, np.maximum(var, 0.0) + noise
+
+    def mean_gradient(self, x) -> tuple[float, np.ndarray]:
+        """``mean(x)`` and its gradient (d,) at one point (stationary kernels)."""
+        x = np.asarray(x, dtype=float)
+        k = self.kernel(x[None], self.X)[0]
+        return self.prior_mean + float(k @ self.alpha), self.kernel.grad_x(x, self.X).T @ self.alpha
+
+    def variance_gradient(self, x) -> tuple[float, np.ndarray]:
+        """Latent ``var(x)`` and its gradient (d,) at one point (stationary kernels)."""
+        x = np.asarray(x, dtype=float)
+        k = self.kernel(self.X, x[None])[:, 0]
+        v = self._whiten(k)
+        w = solve_triangular(self.L, v, lower=True, trans="T", check_finite=False)
+        var = float(self.kernel.diag(x[None])[0] - v @ v)
+        return var, -2.0 * (self.kernel.grad_x(x, self.X).T @ w)
+
+    # -- components of an additive kernel -----------------------------------------------------
+    def component(self, j: int, Zs) -> tuple[np.ndarray, np.ndarray]:
+        """Mean (m,) and latent variance (m,) of component ``j`` at points ``Zs`` given by their
+        group-``j`` coordinates only, shape (m, |G_j|)."""
+        kj = self.kernel.kernels[j]
+        Xj = self.X[:, self.kernel.groups[j]]
+        Kxs = kj(Xj, np.atleast_2d(Zs))
+        V = self._whiten(Kxs)
+        var = kj.diag(np.atleast_2d(Zs)) - np.einsum("ij,ij->j", V, V)
+        return Kxs.T @ self.alpha, np.maximum(var, 0.0)
+
+    def component_gradient(self, j: int, z) -> tuple[float, float, np.ndarray, np.ndarray]:
+        """Component ``j`` at one point ``z`` (|G_j|,): mean, latent variance and their
+        gradients with respect to ``z``."""
+        kj = self.kernel.kernels[j]
+        Xj = self.X[:, self.kernel.groups[j]]
+        z = np.asarray(z, dtype=float)
+        k = kj(Xj, z[None])[:, 0]
+        dk = kj.grad_x(z, Xj)  # (n, |G_j|)
+        v = self._whiten(k)
+        w = solve_triangular(self.L, v, lower=True, trans="T", check_finite=False)
+        mean = float(k @ self.alpha)
+        var = float(kj.variance - v @ v)
+        return mean, var, dk.T @ self.alpha, -2.0 * (dk.T @ w)
