@@ -50,7 +50,7 @@ def _flags(parser: argparse.ArgumentParser) -> set[str]:
 
 def test_registry_names_are_unique_and_listed_in_help():
     names = [s.name for s in SYSTEMS]
-    assert len(set(names)) == len(names) == 4
+    assert len(set(names)) == len(names) == 5
     out = build_parser().format_help()
     for name in names:
         assert name in out

@@ -17,6 +17,7 @@ SYSTEM_MODULES = (
     "frontierbo.ldp.cli",
     "frontierbo.quantum.cli",
     "frontierbo.macro.cli",
+    "frontierbo.attack.cli",
 )
 
 

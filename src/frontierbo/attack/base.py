@@ -16,6 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
+from frontierbo._threads import one_blas_thread
 from frontierbo._validation import SeedLike, as_generator
 from frontierbo.attack.oracle import AttackSucceeded, BudgetExhausted, QueryOracle
 
@@ -46,11 +47,16 @@ class AttackResult:
 
 
 def execute(attack: Attack, oracle: QueryOracle, seed: SeedLike = 0) -> AttackResult:
-    """Run ``attack`` on ``oracle`` with a seeded Generator and collect the outcome."""
+    """Run ``attack`` on ``oracle`` with a seeded Generator and collect the outcome.
+
+    BLAS runs on one thread meanwhile (:func:`~frontierbo._threads.one_blas_thread`): the GP
+    matrices of an attack are small and a second thread made the BO attacks many times slower
+    on a busy 2-core machine."""
     rng = as_generator(seed)
     details: dict = {}
     try:
-        attack.attack(oracle, rng, details)
+        with one_blas_thread():
+            attack.attack(oracle, rng, details)
         stopped_by = "budget" if oracle.remaining == 0 else "gave-up"
     except AttackSucceeded:
         stopped_by = "success"

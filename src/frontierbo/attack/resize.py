@@ -62,7 +62,7 @@ def resize(field, height: int, width: int) -> np.ndarray:
         raise ValueError(f"field must have shape (height, width, channels), got {field.shape}")
     A_h = interpolation_matrix(field.shape[0], height)
     A_w = interpolation_matrix(field.shape[1], width)
-    return np.einsum("hi,ijc,wj->hwc", A_h, field, A_w)
+    return np.einsum("hi,ijc,wj->hwc", A_h, field, A_w, optimize=True)
 
 
 def upsample(z, shape: tuple[int, int, int]) -> np.ndarray:
@@ -92,4 +92,4 @@ def downsample_many(U, side: int) -> np.ndarray:
     side = check_int(side, "side", low=1)
     A_h = interpolation_matrix(U.shape[1], side)
     A_w = interpolation_matrix(U.shape[2], side)
-    return np.einsum("hi,nijc,wj->nhwc", A_h, U, A_w).reshape(U.shape[0], -1)
+    return np.einsum("hi,nijc,wj->nhwc", A_h, U, A_w, optimize=True).reshape(U.shape[0], -1)

@@ -32,7 +32,6 @@ checked (everything results.json holds); :mod:`frontierbo.ldp.report` presents t
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import time
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from frontierbo._threads import one_blas_thread
 from frontierbo._validation import check_int, check_real
 from frontierbo.core.loop import Feedback, run_loop
 from frontierbo.experiments.report import Options, load_published
@@ -319,20 +319,6 @@ def run_trial(
         out["arms"] = arms
         out["counts"] = counts
     return out
-
-
-def one_blas_thread():
-    """A context limiting BLAS to one thread when ``threadpoolctl`` is installed (optional).
-
-    The matrices of one run are tiny (m, n <= 100): a second BLAS thread only adds
-    synchronisation, and on a busy 2-core machine it made ATA-GP-UCB 6-9x slower
-    (benchmarks/ldp_speed.py). Without threadpoolctl nothing changes (set
-    ``OPENBLAS_NUM_THREADS=1`` in the environment instead)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional dependency
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def run_worker(spec: RunSpec) -> dict:

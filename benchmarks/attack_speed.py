@@ -1,0 +1,112 @@
+"""Wall time of the pieces of a BOS² query, and of a BayesOpt-attack iteration, against n.
+
+For each n in ``--sizes`` (points in D_per) and latent dimension d (MNIST 196 = 14x14x1, CIFAR-10
+588 = 14x14x3), on synthetic additive data in ``[-1, 1]^d``:
+
+* ``learn``: Alg. 7 line 2 (20 candidate decompositions, then 5 restarts) — once per loop;
+* ``refit``: the 5-restart MLE of the chosen decomposition — every 5 queries;
+* ``acquire``: Add-GP-UCB over 12 groups (5 000 pool points + L-BFGS-B) — every query;
+* ``add``: the posterior with one more point — every query;
+* ``per query``: acquire + add + refit / 5, the steady-state cost of one perturbation query;
+* ``bayesopt``: the BayesOpt attack's UCB step (10 000 points, 5 L-BFGS-B starts) + refit / 5
+  on the same n in its chosen side.
+
+The settings are the paper profile's (``--profile fast`` for spec §7.2's). Single BLAS thread
+by default (``--blas-threads``), as the reproduction's workers run.
+
+Run: ``python benchmarks/attack_speed.py [--sizes 50,200,500,900] [--dims 196,588]
+[--profile paper|fast] [--blas-threads 1]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def _data(n: int, d: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    Z = rng.uniform(-1, 1, size=(n, d))
+    w = rng.normal(size=d)
+    y = np.tanh(Z @ w / np.sqrt(d)) + 0.1 * np.sin(3 * Z[:, : d // 4]).sum(1) / np.sqrt(d)
+    return Z, y - 3.0
+
+
+def _timed(fn, repeats: int = 1):
+    best = np.inf
+    out = None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def bench_bos2(n: int, d: int, settings) -> dict:
+    from frontierbo.attack.add_gp_ucb import AdditiveModel
+
+    Z, y = _data(n, d)
+    learn, model = _timed(lambda: AdditiveModel.learn(Z, y, settings, np.random.default_rng(0)))
+    refit, _ = _timed(lambda: model.refit(np.random.default_rng(1)))
+    acquire, z = _timed(lambda: model.maximize_ucb(np.random.default_rng(2)))
+    add, _ = _timed(lambda: model.add(z, -2.0), repeats=3)
+    return {
+        "learn": learn,
+        "refit": refit,
+        "acquire": acquire,
+        "add": add,
+        "per query": acquire + add + refit / 5,
+    }
+
+
+def bench_bayesopt(n: int, d: int, fast: bool) -> float:
+    from frontierbo.attack import bayesopt_attack as bo
+
+    attack = bo.BayesOptAttack(n_random=1000, fit_maxiter=50) if fast else bo.BayesOptAttack()
+    Z, y = _data(n, d)
+    if not hasattr(bo, "benchmark_step"):
+        return float("nan")
+    seconds, _ = _timed(lambda: bo.benchmark_step(attack, Z, y, np.random.default_rng(0)))
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="50,200,500,900")
+    parser.add_argument("--dims", default="196,588")
+    parser.add_argument("--profile", choices=("paper", "fast"), default="paper")
+    parser.add_argument("--blas-threads", type=int, default=1)
+    args = parser.parse_args()
+
+    from threadpoolctl import threadpool_limits
+
+    from frontierbo.attack.add_gp_ucb import AddGPSettings
+
+    fast = args.profile == "fast"
+    settings = (
+        AddGPSettings(n_decompositions=5, fit_maxiter=50, n_random=1000, lbfgs_maxiter=50)
+        if fast
+        else AddGPSettings()
+    )
+    limit = threadpool_limits(args.blas_threads) if args.blas_threads > 0 else None
+    print(f"profile {args.profile}, BLAS threads {args.blas_threads or 'default'}; seconds")
+    header = f"{'d':>5} {'n':>5} {'learn':>8} {'refit':>8} {'acquire':>8} {'add':>7} "
+    print(header + f"{'per query':>10} {'bayesopt':>9} {'ratio':>6}")
+    for d in (int(v) for v in args.dims.split(",")):
+        for n in (int(v) for v in args.sizes.split(",")):
+            row = bench_bos2(n, d, settings)
+            bayes = bench_bayesopt(n, d, fast)
+            print(
+                f"{d:>5} {n:>5} {row['learn']:>8.2f} {row['refit']:>8.2f} "
+                f"{row['acquire']:>8.3f} {row['add']:>7.3f} {row['per query']:>10.3f} "
+                f"{bayes:>9.3f} {row['per query'] / bayes:>6.2f}",
+                flush=True,
+            )
+    if limit is not None:
+        limit.unregister() if hasattr(limit, "unregister") else None
+
+
+if __name__ == "__main__":
+    main()

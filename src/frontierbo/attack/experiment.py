@@ -1,0 +1,218 @@
+"""The experiments of the thesis's Chapter 5 (spec bos2-attack.md §5), as data.
+
+An *instance* is one correctly classified test image attacked towards one of the 9 other
+classes; a *run* is one attack method on one instance, id ``<dataset>/i<image>/t<target>/<method>``
+with its own seed. MNIST: 50 test images drawn at random among those the victim classifies
+correctly (the draw depends on ``--seed`` only); CIFAR-10: the 20 real test images that ship in
+foolbox (all classified correctly by the ported victim). ``--runs N`` takes the first N images
+of each dataset.
+
+Every attack queries the same :class:`~frontierbo.attack.oracle.QueryOracle` with the hard
+budget ``T`` (900): the 30 initial queries of BOS² and BayesOpt count towards it
+(``count_init_in_budget``, spec §4 E3; with False the oracle allows ``T + 30`` and the reported
+counts leave them out). Profiles: ``paper`` (every setting of spec §6) and ``fast`` (spec §7.2:
+5 decompositions, 50 L-BFGS iterations, 1 000 acquisition candidates, 5 000 stopping samples),
+which ``--quick`` uses with T = 100 on one image and two targets per dataset.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import numpy as np
+
+from frontierbo.experiments.report import load_published
+from frontierbo.experiments.runner import RunSpec, seed_for
+
+DATASETS = ("mnist", "cifar10")
+#: method key -> report label, in the order of Tables 5.1 / 5.3 then the ablation.
+METHOD_LABELS = {
+    "bos2": "BOS²",
+    "genattack": "GenAttack",
+    "zoo": "ZOO",
+    "autozoom": "AutoZOOM",
+    "bayesopt": "BayesOpt",
+    "bos2-nostop": "BOS² (no stopping)",
+}
+METHODS = tuple(METHOD_LABELS)
+PROFILES = ("paper", "fast")
+#: L_inf bounds of the thesis (l.1522), in the attack space [-0.5, 0.5].
+DELTA_MAX = {"mnist": 0.3, "cifar10": 0.05}
+IMAGES = {"mnist": 50, "cifar10": 20}
+PUBLISHED = load_published("frontierbo.attack")
+
+DEFAULTS = {
+    "runs": None,
+    "budget": 900,
+    "targets": 9,
+    "methods": METHODS,
+    "profile": "paper",
+    "count_init_in_budget": True,
+}
+QUICK = {"budget": 100, "targets": 2, "runs": 1, "profile": "fast"}
+
+
+def check_options(params: dict) -> dict:
+    methods = params["methods"]
+    names = (methods,) if isinstance(methods, str) else tuple(methods)
+    unknown = [m for m in names if m not in METHODS]
+    if unknown or not names:
+        raise ValueError(f"--methods must be among {list(METHODS)}, got {unknown or []}")
+    params["methods"] = tuple(dict.fromkeys(names))
+    if params["profile"] not in PROFILES:
+        raise ValueError(f"--profile must be one of {list(PROFILES)}, got {params['profile']!r}")
+    budget, targets = params["budget"], params["targets"]
+    if not isinstance(budget, int) or budget < 31:
+        raise ValueError(f"--budget must be an integer >= 31 (30 initial queries), got {budget}")
+    if not isinstance(targets, int) or not 1 <= targets <= 9:
+        raise ValueError(f"--targets must be an integer in [1, 9], got {targets}")
+    params["count_init_in_budget"] = bool(params["count_init_in_budget"])
+    return params
+
+
+def unavailable(dataset: str) -> str | None:
+    """Why ``dataset`` cannot run here (torch, or foolbox for the CIFAR-10 images), or None."""
+    import importlib.util
+
+    needed = ["torch"] + (["foolbox"] if dataset == "cifar10" else [])
+    missing = [m for m in needed if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"needs {' and '.join(missing)}: pip install 'frontierbo[attack]'"
+    return None
+
+
+# -- instances ------------------------------------------------------------------------------------
+@lru_cache(maxsize=2)
+def _victim(dataset: str):
+    from frontierbo.attack.victims import load_victim
+
+    return load_victim(dataset)
+
+
+@lru_cache(maxsize=2)
+def _test_images(dataset: str) -> tuple[np.ndarray, np.ndarray]:
+    from frontierbo.attack import data
+
+    return data.load_mnist("test") if dataset == "mnist" else data.load_cifar10_samples()
+
+
+@lru_cache(maxsize=4)
+def chosen_images(dataset: str, seed: int) -> tuple[int, ...]:
+    """The test-set indices attacked: correctly classified, in a seeded random order (MNIST)
+    or in file order (the 20 CIFAR-10 images)."""
+    images, labels = _test_images(dataset)
+    correct = np.flatnonzero(_victim(dataset).predict(images) == labels)
+    if dataset == "mnist":
+        correct = np.random.default_rng(seed_for(seed, "mnist-images")).permutation(correct)
+    return tuple(int(i) for i in correct[: IMAGES[dataset]])
+
+
+def instance_targets(label: int, targets: int) -> list[int]:
+    """The first ``targets`` of the 9 classes other than ``label``, in the order label+1, ..."""
+    return [(label + k) % 10 for k in range(1, 10)][:targets]
+
+
+def run_id(dataset: str, image: int, target: int, method: str) -> str:
+    return f"{dataset}/i{image}/t{target}/{method}"
+
+
+def build_specs(options) -> list[RunSpec]:
+    specs = []
+    for dataset in options.datasets:
+        images = chosen_images(dataset, options.seed)
+        n = IMAGES[dataset] if options.runs is None else min(options.runs, len(images))
+        labels = _test_images(dataset)[1]
+        for image in images[:n]:
+            for target in instance_targets(int(labels[image]), options["targets"]):
+                instance_seed = seed_for(options.seed, dataset, image, target)
+                for method in options["methods"]:
+                    config = {
+                        "dataset": dataset,
+                        "image": image,
+                        "label": int(labels[image]),
+                        "target": target,
+                        "method": method,
+                        "budget": options["budget"],
+                        "profile": options["profile"],
+                        "count_init_in_budget": options["count_init_in_budget"],
+                    }
+                    rid = run_id(dataset, image, target, method)
+                    specs.append(RunSpec(rid, config, instance_seed))
+    return specs
+
+
+# -- one run --------------------------------------------------------------------------------------
+def build_attack(method: str, dataset: str, profile: str):
+    """The attack object of ``method`` with the settings of ``profile``."""
+    from frontierbo.attack.add_gp_ucb import AddGPSettings
+    from frontierbo.attack.baselines import AutoZoomBiLin, GenAttackReference, ZooAdam
+    from frontierbo.attack.bayesopt_attack import BayesOptAttack
+    from frontierbo.attack.bos2 import BOS2
+    from frontierbo.attack.perturbation_bo import StoppingSettings
+
+    fast = profile == "fast"
+    if method in ("bos2", "bos2-nostop"):
+        perturbation = (
+            AddGPSettings(n_decompositions=5, fit_maxiter=50, n_random=1000, lbfgs_maxiter=50)
+            if fast
+            else AddGPSettings()
+        )
+        stopping = StoppingSettings(samples=5000) if fast else StoppingSettings()
+        return BOS2(
+            name=method,
+            perturbation=perturbation,
+            stopping=None if "nostop" in method else stopping,
+        )
+    if method == "bayesopt":
+        return (
+            BayesOptAttack(n_random=1000, fit_maxiter=50, lbfgs_maxiter=50)
+            if fast
+            else BayesOptAttack()
+        )
+    if method == "genattack":
+        return GenAttackReference()
+    tanh = dataset == "cifar10"  # spec §5.4: tanh space on CIFAR only
+    return ZooAdam(use_tanh=tanh) if method == "zoo" else AutoZoomBiLin(use_tanh=tanh)
+
+
+def run_worker(spec: RunSpec) -> dict:
+    """One attack instance: the outcome, the query count and what the attack logged."""
+    import torch
+
+    from frontierbo.attack.base import execute
+    from frontierbo.attack.bos2 import loop_summary
+    from frontierbo.attack.oracle import QueryOracle
+
+    torch.set_num_threads(1)  # one image per query: threads cost more than they give
+    c = spec.config
+    images, _ = _test_images(c["dataset"])
+    attack = build_attack(c["method"], c["dataset"], c["profile"])
+    init = 30 if c["method"] in ("bos2", "bos2-nostop", "bayesopt") else 0
+    uncounted = 0 if c["count_init_in_budget"] else init
+    oracle = QueryOracle(
+        _victim(c["dataset"]),
+        images[c["image"]],
+        c["target"],
+        DELTA_MAX[c["dataset"]],
+        c["budget"] + uncounted,
+    )
+    started = time.perf_counter()
+    result = execute(attack, oracle, seed=spec.seed)
+    record = {
+        "success": result.success,
+        "queries": result.queries - uncounted,
+        "stopped_by": result.stopped_by,
+        "best_objective": result.best_objective,
+        "seconds": round(time.perf_counter() - started, 3),
+        "linf": None if result.x_adv is None else float(np.abs(result.x_adv - oracle.x0).max()),
+    }
+    if c["method"].startswith("bos2"):
+        record["loops"] = [
+            {k: r[k] for k in ("dimension", "length", "stopped_early")}
+            for r in loop_summary(result.details)
+        ]
+    if c["method"] == "bos2" and result.success and c["target"] == (c["label"] + 1) % 10:
+        # adversarial examples for the report's figure (BOS², first target of each image)
+        record["x_adv"] = np.round(result.x_adv, 5).tolist()
+    return record

@@ -1,0 +1,109 @@
+"""Tables 5.1-5.4 from the run records: ASR and max / mean / median queries over the successful
+instances (spec §5.1 metrics), the perturbation loops of BOS², and the orderings of spec §8.2."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from frontierbo.attack.experiment import METHOD_LABELS, PUBLISHED
+
+
+def method_row(records: list[dict]) -> dict:
+    """ASR (%) and query statistics of one method on one dataset."""
+    queries = sorted(r["queries"] for r in records if r["success"])
+    row = {
+        "instances": len(records),
+        "successes": len(queries),
+        "asr": 100.0 * len(queries) / len(records) if records else float("nan"),
+        "max": max(queries) if queries else None,
+        "mean": float(np.mean(queries)) if queries else None,
+        "median": float(np.median(queries)) if queries else None,
+        "queries_to_success": queries,
+        "seconds_mean": float(np.mean([r["seconds"] for r in records])) if records else None,
+    }
+    loops = [loop for r in records for loop in r.get("loops", [])]
+    if loops:
+        row["loop_length_mean"] = float(np.mean([loop["length"] for loop in loops]))
+        row["loops_stopped_early"] = float(np.mean([loop["stopped_early"] for loop in loops]))
+        dims = [loop["dimension"] for loop in loops]
+        row["dimensions"] = {str(d): dims.count(d) for d in sorted(set(dims))}
+    return row
+
+
+def summarise(records: list[dict], options) -> dict:
+    tables: dict[str, dict] = {}
+    for dataset in options.datasets:
+        tables[dataset] = {}
+        for method in options["methods"]:
+            rows = [
+                r
+                for r in records
+                if r["config"]["dataset"] == dataset and r["config"]["method"] == method
+            ]
+            tables[dataset][method] = method_row(rows)
+    return {
+        "tables": tables,
+        "checks": orderings(tables),
+        "examples": examples(records),
+    }
+
+
+def orderings(tables: dict) -> dict:
+    """Spec §8.2 items 1-5 on what was run: each check is True, False or None (not run)."""
+    checks = {}
+    for dataset, rows in tables.items():
+
+        def get(method, key, rows=rows):
+            return rows.get(method, {}).get(key)
+
+        def cmp(a, b, op):
+            return None if a is None or b is None else bool(op(a, b))
+
+        checks[dataset] = {
+            "bos2_asr_ge_bayesopt_minus_2": cmp(
+                get("bos2", "asr"), get("bayesopt", "asr"), lambda a, b: a >= b - 2
+            ),
+            "bo_attacks_beat_genattack_by_10": cmp(
+                _min_or_none(get("bos2", "asr"), get("bayesopt", "asr")),
+                get("genattack", "asr"),
+                lambda a, b: a >= b + 10,
+            ),
+            "zoo_autozoom_le_25": cmp(
+                get("zoo", "asr"), get("autozoom", "asr"), lambda a, b: a <= 25 and b <= 25
+            ),
+            "stopping_cuts_median": cmp(
+                get("bos2", "median"), get("bos2-nostop", "median"), lambda a, b: a < b
+            ),
+            "stopping_keeps_asr_within_3": cmp(
+                get("bos2", "asr"), get("bos2-nostop", "asr"), lambda a, b: abs(a - b) <= 3
+            ),
+            "nostop_asr_ge_bayesopt": cmp(
+                get("bos2-nostop", "asr"), get("bayesopt", "asr"), lambda a, b: a >= b
+            ),
+            "bos2_median_lt_bayesopt": cmp(
+                get("bos2", "median"), get("bayesopt", "median"), lambda a, b: a < b
+            ),
+        }
+    return checks
+
+
+def _min_or_none(*values):
+    return None if any(v is None for v in values) else min(values)
+
+
+def examples(records: list[dict], limit: int = 4) -> dict:
+    """Up to ``limit`` adversarial examples per dataset (image index, target, x_adv)."""
+    out: dict[str, list] = {}
+    for r in records:
+        x = r.get("x_adv")
+        c = r["config"]
+        if x is not None and len(out.setdefault(c["dataset"], [])) < limit:
+            out[c["dataset"]].append({"image": c["image"], "target": c["target"], "x_adv": x})
+    return out
+
+
+def published_row(dataset: str, method: str) -> dict | None:
+    return PUBLISHED["tables"].get(dataset, {}).get(method)
+
+
+__all__ = ["METHOD_LABELS", "method_row", "orderings", "published_row", "summarise"]

@@ -1,0 +1,123 @@
+"""The BOS² reproduction's specs and summary, and `frontierbo attack` on a user's model."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from frontierbo.attack.experiment import (
+    METHODS,
+    build_attack,
+    check_options,
+    instance_targets,
+    run_id,
+)
+from frontierbo.attack.summary import method_row, orderings
+from frontierbo.experiments.report import Options
+
+
+def test_instance_targets_are_the_other_nine_classes():
+    assert instance_targets(3, 9) == [4, 5, 6, 7, 8, 9, 0, 1, 2]
+    assert instance_targets(9, 2) == [0, 1]
+    assert run_id("mnist", 12, 4, "bos2") == "mnist/i12/t4/bos2"
+
+
+def test_method_row_counts_over_successful_instances_only():
+    records = [
+        {"success": True, "queries": 40, "seconds": 1.0},
+        {"success": False, "queries": 900, "seconds": 3.0},
+        {"success": True, "queries": 100, "seconds": 2.0},
+        {"success": True, "queries": 61, "seconds": 2.0},
+    ]
+    row = method_row(records)
+    assert row["asr"] == 75.0 and row["successes"] == 3 and row["instances"] == 4
+    assert (row["max"], row["median"]) == (100, 61)
+    assert row["mean"] == pytest.approx(67.0)
+    assert row["queries_to_success"] == [40, 61, 100]
+
+
+def test_loop_statistics_of_bos2_records():
+    loops = [
+        {"dimension": 36, "length": 40, "stopped_early": False},
+        {"dimension": 196, "length": 10, "stopped_early": True},
+    ]
+    row = method_row([{"success": False, "queries": 80, "seconds": 1.0, "loops": loops}])
+    assert row["loop_length_mean"] == 25.0 and row["loops_stopped_early"] == 0.5
+    assert row["dimensions"] == {"36": 1, "196": 1}
+
+
+def test_orderings_are_none_for_methods_not_run_and_use_zero_asr():
+    tables = {
+        "cifar10": {
+            "bos2": {"asr": 0.0, "median": None},
+            "bayesopt": {"asr": 0.0, "median": None},
+            "genattack": {"asr": 50.0},
+        }
+    }
+    checks = orderings(tables)["cifar10"]
+    assert checks["bo_attacks_beat_genattack_by_10"] is False  # 0 % is not "missing"
+    assert checks["zoo_autozoom_le_25"] is None
+    assert checks["bos2_asr_ge_bayesopt_minus_2"] is True
+
+
+def test_check_options_names_the_bad_option():
+    good = {"methods": ("bos2",), "profile": "paper", "budget": 900, "targets": 9}
+    assert check_options({**good, "count_init_in_budget": 1})["count_init_in_budget"] is True
+    with pytest.raises(ValueError, match="--methods"):
+        check_options({**good, "methods": ("square",), "count_init_in_budget": True})
+    with pytest.raises(ValueError, match="--budget"):
+        check_options({**good, "budget": 20, "count_init_in_budget": True})
+    with pytest.raises(ValueError, match="--targets"):
+        check_options({**good, "targets": 10, "count_init_in_budget": True})
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_builds_with_its_name(method):
+    attack = build_attack(method, "mnist", "fast")
+    assert attack.name == method
+
+
+def test_attack_command_on_a_user_state_dict(cli, tmp_path):
+    pytest.importorskip("torch")
+    from frontierbo.attack.data import load_mnist
+    from frontierbo.attack.victims import weights_dir
+
+    images, labels = load_mnist("test")
+    pixels = np.round((images[:1] + 0.5) * 255).astype(np.uint8)
+    np.savez(tmp_path / "imgs.npz", images=pixels, labels=labels[:1])
+    out = tmp_path / "out"
+    args = [
+        "attack", "--model", weights_dir() / "mnist_cw.pt", "--architecture", "cw-mnist",
+        "--images", tmp_path / "imgs.npz", "--target-class", str((labels[0] + 1) % 10),
+        "--attack", "genattack", "--budget", "60", "--out", out,
+    ]  # fmt: skip
+    status, text, err = cli(args)
+    assert status == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["instances"] == 1 and summary["results"][0]["queries"] <= 60
+    lines = (out / "queries.jsonl").read_text().splitlines()
+    assert len(lines) == summary["results"][0]["queries"]
+    assert all(json.loads(line)["linf"] <= 0.3 + 1e-9 for line in lines)
+    with np.load(out / "adversarial.npz") as saved:
+        assert saved["x_adv"].shape == (1, 28, 28, 1)
+    status, _, err = cli(["attack", "--images", tmp_path / "imgs.npz"])
+    assert status == 2 and "--model" in err and "--target-class" in err
+
+
+def test_summary_rows_use_the_options_datasets_and_methods(tmp_path):
+    from frontierbo.attack.summary import summarise
+
+    records = [
+        {"config": {"dataset": "mnist", "method": "bos2"}, "success": True, "queries": 50,
+         "seconds": 1.0},
+        {"config": {"dataset": "mnist", "method": "bos2"}, "success": False, "queries": 100,
+         "seconds": 1.0},
+    ]  # fmt: skip
+    options = Options(
+        out=tmp_path, datasets=("mnist",), quick=False, runs=None, seed=0,
+        params={"methods": ("bos2",)},
+    )  # fmt: skip
+    result = summarise(records, options)
+    assert result["tables"]["mnist"]["bos2"]["asr"] == 50.0
