@@ -178,3 +178,15 @@ def test_fit_kernel_improves_the_likelihood_and_stays_in_bounds():
     assert again.nll == fit.nll  # seeded restarts
     with pytest.raises(ValueError, match="bounds"):
         fit_kernel(X, y, start, bounds=[(1.0, 0.5), (1e-2, 10.0)])
+
+
+def test_packed_fast_path_equals_the_full_gradients():
+    k = _additive()
+    X, _ = _data(n=9)
+    theta = k.log_params + 0.3
+    K_full, dK = k.gradients_at(theta, k.distances(X))
+    K, trace = k.gram_and_trace_at(theta, k.packed_distances(X), X.shape[0])
+    np.testing.assert_allclose(K, K_full, rtol=1e-12, atol=1e-14)
+    W = np.random.default_rng(0).normal(size=(9, 9))
+    W = W + W.T
+    np.testing.assert_allclose(trace(W), np.einsum("ab,pab->p", W, dK), rtol=1e-10, atol=1e-12)

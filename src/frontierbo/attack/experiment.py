@@ -212,6 +212,8 @@ def run_worker(spec: RunSpec) -> dict:
             {k: r[k] for k in ("dimension", "length", "stopped_early")}
             for r in loop_summary(result.details)
         ]
+    if c["method"] == "bayesopt":
+        record["sides"] = [s["side"] for s in result.details.get("selections", [])]
     if c["method"] == "bos2" and result.success and c["target"] == (c["label"] + 1) % 10:
         # adversarial examples for the report's figure (BOS², first target of each image)
         record["x_adv"] = np.round(result.x_adv, 5).tolist()

@@ -115,6 +115,44 @@ class AdditiveKernel:
         dK[:, 1] *= r2  # dK/dlog l_j = v_j g(r) r^2
         return dK[:, 0].sum(axis=0), dK.reshape(2 * M, n, n)
 
+    # -- the MLE's fast path: the strict upper triangle only -----------------------------------
+    def packed_distances(self, X) -> np.ndarray:
+        """Per-group squared distances of the pairs ``a < b`` only: shape (M, n (n - 1) / 2), in
+        the order of ``np.triu_indices(n, 1)``. The diagonal needs none (``r = 0``)."""
+        D = self.distances(X)
+        iu = np.triu_indices(D.shape[1], 1)
+        return np.ascontiguousarray(D[:, iu[0], iu[1]])
+
+    def gram_and_trace_at(self, theta, packed: np.ndarray, n: int):
+        """``K`` (n, n) and ``trace(W) -> [tr(W dK/dtheta_p)]_p`` at log-parameters ``theta``,
+        from :meth:`packed_distances`: the elementwise work of :meth:`gradients_at` on half the
+        entries. With ``W`` symmetric, ``tr(W dK) = 2 sum_{a<b} W_ab dK_ab + sum_a W_aa dK_aa``;
+        on the diagonal ``dK/dlog v_j = v_j`` and ``dK/dlog l_j = 0``."""
+        M = self.n_groups
+        pairs = np.exp(np.asarray(theta, dtype=float)).reshape(M, 2)
+        v, l = pairs[:, 0], pairs[:, 1]
+        kind = type(self.kernels[0])
+        if any(type(k) is not kind for k in self.kernels):
+            raise TypeError("gram_and_trace_at needs one kernel kind for all groups")
+        r2 = packed * (1.0 / (l * l))[:, None]
+        shape, g = kind.shape_and_scaled_dshape(r2)
+        shape *= v[:, None]  # K_j on the pairs
+        g *= v[:, None]  # dK_j / dlog l_j on the pairs
+        iu = np.triu_indices(n, 1)
+        K = np.zeros((n, n))
+        K[iu] = shape.sum(axis=0)
+        K += K.T
+        K[np.diag_indices(n)] = v.sum()
+
+        def trace(W: np.ndarray) -> np.ndarray:
+            w = W[iu]
+            out = np.empty(2 * M)
+            out[0::2] = 2.0 * (shape @ w) + v * np.trace(W)
+            out[1::2] = 2.0 * (g @ w)
+            return out
+
+        return K, trace
+
     def gradients(self, X) -> tuple[np.ndarray, np.ndarray]:
         """``K(X, X)`` and ``dK/dtheta`` (2M, n, n) (the interface of the MLE fit)."""
         return self.gradients_from_distances(self.distances(X))

@@ -171,23 +171,30 @@ class KernelFit:
 
 
 def _gram_and_gradients(template, X: np.ndarray) -> Callable:
-    """``theta_kernel -> (K, dK)`` for ``template``'s kind; additive kernels reuse their per-group
-    distances, computed once here, at every evaluation."""
-    if hasattr(template, "gradients_at"):
-        D = template.distances(X)
-        return lambda theta: template.gradients_at(theta, D)
-    return lambda theta: template.with_log_params(theta).gradients(X)
+    """``theta_kernel -> (K, trace)`` for ``template``'s kind, where ``trace(W)`` is the vector
+    ``[tr(W dK/dtheta_p)]_p``. Additive kernels compute their per-group distances once, here,
+    and work on the upper triangle (:meth:`AdditiveKernel.gram_and_trace_at`)."""
+    if hasattr(template, "gram_and_trace_at"):
+        D, n = template.packed_distances(X), X.shape[0]
+        return lambda theta: template.gram_and_trace_at(theta, D, n)
+
+    def gram(theta):
+        K, dK = template.with_log_params(theta).gradients(X)
+        return K, lambda W: np.array([np.sum(W * D) for D in dK])
+
+    return gram
 
 
 def zero_mean_nll(
     theta: np.ndarray, gram: Callable, y: np.ndarray, noise_variance: float | None
 ) -> tuple[float, np.ndarray]:
     """NLL of ``y ~ N(0, K + sigma_n^2 I)`` and its gradient w.r.t. ``theta = [kernel log-params]``
-    (fixed ``noise_variance``) or ``[kernel log-params, log sigma_n^2]`` (``noise_variance=None``)."""
+    (fixed ``noise_variance``) or ``[kernel log-params, log sigma_n^2]`` (``noise_variance=None``).
+    ``gram(theta_kernel) -> (K, trace)`` (see :func:`_gram_and_gradients`)."""
     fitted_noise = noise_variance is None
     n_kernel = len(theta) - 1 if fitted_noise else len(theta)
     noise = float(np.exp(theta[-1])) if fitted_noise else noise_variance
-    K, dK = gram(theta[:n_kernel])
+    K, trace = gram(theta[:n_kernel])
     A = K
     A[np.diag_indices_from(A)] += noise
     try:
@@ -202,11 +209,7 @@ def zero_mean_nll(
     W = np.outer(alpha, alpha)
     W -= _inverse_from_cholesky(L)
     grad = np.empty_like(theta)
-    if isinstance(dK, np.ndarray):  # stacked (p, n, n): one matrix-vector product
-        grad[:n_kernel] = -0.5 * (dK.reshape(n_kernel, -1) @ W.reshape(-1))
-    else:
-        for j, D in enumerate(dK):
-            grad[j] = -0.5 * np.sum(W * D)
+    grad[:n_kernel] = -0.5 * trace(W)
     if fitted_noise:
         grad[-1] = -0.5 * noise * np.trace(W)
     return float(nll), grad

@@ -48,6 +48,13 @@ class StationaryKernel:
         shared exponentials)."""
         return cls._shape(None, r2), cls._dshape(None, r2)
 
+    @classmethod
+    def shape_and_scaled_dshape(cls, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``shape(r2)`` and ``g(r2) r2`` (``d shape / d log l`` of an isotropic kernel), new
+        arrays; ``r2`` is left unchanged."""
+        shape, g = cls.shape_and_dshape(r2)
+        return shape, g * r2
+
     # -- public API ---------------------------------------------------------------------------
     @property
     def ard(self) -> bool:
@@ -187,6 +194,22 @@ class Matern52(StationaryKernel):
         e = np.exp(-s)
         e_1s = e * (1.0 + s)
         return e_1s + (5.0 / 3.0) * r2 * e, (5.0 / 3.0) * e_1s
+
+    @classmethod
+    def shape_and_scaled_dshape(cls, r2):
+        # in place on two buffers: this is the additive MLE's inner loop (M x n^2 / 2 entries)
+        s = np.multiply(r2, 5.0)
+        np.sqrt(s, out=s)
+        e = np.negative(s)
+        np.exp(e, out=e)
+        s += 1.0
+        s *= e  # e (1 + s)
+        e *= r2
+        e *= 5.0 / 3.0
+        e += s  # shape = e (1 + s + 5 r^2 / 3)
+        s *= r2
+        s *= 5.0 / 3.0  # g r^2 = 5/3 e (1 + s) r^2
+        return e, s
 
 
 class ExponentialDecay:
