@@ -61,6 +61,8 @@ def test_registry_names_are_unique_and_listed_in_help():
 )
 @pytest.mark.parametrize("system", SYSTEMS, ids=lambda s: s.name)
 def test_quick_reproduction_writes_the_shared_artefacts_and_resumes(system, cli, tmp_path):
+    for module in system.requires:
+        pytest.importorskip(module, reason=f"{system.name}'s optional extra is not installed")
     out = tmp_path / system.name
     status, text, err = cli(["reproduce", system.name, *system.quick_reproduce, "--out", out])
     assert status == 0, err

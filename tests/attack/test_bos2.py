@@ -204,3 +204,30 @@ def test_invalid_settings_name_the_parameter():
         BOS2(initial_queries=50)
     with pytest.raises(ValueError, match="init_sampling"):
         BOS2(init_sampling="sobol")
+
+
+def test_scalable_profile_ranks_at_shared_values_and_fits_on_a_subset(monkeypatch):
+    from frontierbo.attack import add_gp_ucb
+
+    sizes = []
+    real_fit = add_gp_ucb._fit
+
+    def spy(template, Z, ys, settings, restarts, rng):
+        sizes.append(len(Z))
+        return real_fit(template, Z, ys, settings, restarts, rng)
+
+    monkeypatch.setattr(add_gp_ucb, "_fit", spy)
+    rng = np.random.default_rng(3)
+    Z = rng.uniform(-1, 1, size=(40, 36))
+    y = np.sin(2 * Z[:, 0]) + Z[:, 5] ** 2
+    settings = AddGPSettings(
+        n_decompositions=6, fit_maxiter=30, refit_restarts=2, rank_decompositions="shared",
+        fit_points=15,
+    )  # fmt: skip
+    model = AdditiveModel.learn(Z, y, settings, np.random.default_rng(0))
+    assert sizes == [15]  # only the winner is fitted, on 15 of the 40 points
+    assert len(model.decomposition_nlls) == 6 and model.Z.shape == (40, 36)  # posterior: all
+    model.refit(np.random.default_rng(1))
+    assert sizes == [15, 15]
+    with pytest.raises(ValueError, match="rank_decompositions"):
+        AddGPSettings(rank_decompositions="best")

@@ -1,8 +1,9 @@
 """BOS² (thesis Chapter 5): a black-box, score-based, targeted adversarial attack by BO over the
-latent dimension, Add-GP-UCB over the perturbation and Bayesian optimal stopping.
+latent dimension (Algorithm 6), Add-GP-UCB over the perturbation (Algorithm 7) and Bayesian
+optimal stopping (SolveBOS / Decide), with the thesis's baselines (BayesOpt, GenAttack, ZOO,
+AutoZOOM) and victims. Spec: ``../shared/specs/bos2-attack.md``; docs: ``docs/bos2-attack.md``.
 
-Work in progress (issue 12; spec ``../shared/specs/bos2-attack.md``). Landed: the objective (5.2)
-and the query oracle of spec §3.0 (``oracle``), and the latent space's bilinear resizing
-(``resize``). Not yet: the algorithms, baselines, victims and the reproduction; the system is not
-registered with the command line.
+Every attack queries the model through one :class:`~frontierbo.attack.oracle.QueryOracle` (hard
+budget, success by the argmax inside the L_inf ball, a per-query log) and follows the contract of
+:mod:`frontierbo.attack.base`. The victims need torch (extra ``attack``); the algorithms do not.
 """

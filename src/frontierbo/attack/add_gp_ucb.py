@@ -29,6 +29,7 @@ from frontierbo.core.additive import AdditiveKernel, split_groups
 from frontierbo.core.exact import ExactGP
 from frontierbo.core.fit import fit_kernel
 
+RANKINGS = ("fitted", "shared")
 #: Floor of a component's posterior variance inside the square root (the reference's clip).
 _VAR_FLOOR = 1e-10
 
@@ -47,8 +48,21 @@ class AddGPSettings:
     beta_sqrt: float = 3.0
     n_random: int = 5000
     lbfgs_maxiter: int = 5000
+    #: "fitted": every candidate decomposition gets its own MLE (thesis, reference code);
+    #: "shared": candidates are ranked at data-scaled hyperparameters, one Cholesky each, and only
+    #: the winner is fitted (the "scalable" profile)
+    rank_decompositions: str = "fitted"
+    #: the MLE (decompositions and refits) sees at most this many points, drawn at random (None:
+    #: all; the posterior always uses all)
+    fit_points: int | None = None
 
     def __post_init__(self):
+        if self.rank_decompositions not in RANKINGS:
+            raise ValueError(
+                f"rank_decompositions must be one of {RANKINGS}, got {self.rank_decompositions!r}"
+            )
+        if self.fit_points is not None:
+            check_int(self.fit_points, "fit_points", low=2)
         check_int(self.n_groups, "n_groups", low=1)
         check_int(self.n_decompositions, "n_decompositions", low=1)
         check_real(self.noise_variance, "noise_variance", low=0.0)
@@ -83,16 +97,28 @@ class AdditiveModel:
         """Alg. 7 line 2: the max-likelihood decomposition of ``n_decompositions`` random ones,
         then its hyperparameters re-optimised with restarts."""
         Z, ys = np.asarray(Z, dtype=float), standardise(np.asarray(y, dtype=float))
+        Zf, yf = _fit_subset(Z, ys, settings, rng)
         d = Z.shape[1]
         m = min(settings.n_groups, d)
-        fits = []
-        for _ in range(settings.n_decompositions):  # line 2.1: random permutations
-            template = AdditiveKernel(split_groups(rng.permutation(d), m), "matern52")  # 2.2-2.3
-            fits.append(_fit(template, Z, ys, settings, restarts=1, rng=rng))  # 2.4
-        best = min(fits, key=lambda f: f.nll)  # 2.5: the largest marginal likelihood
-        refit = _fit(best.kernel, Z, ys, settings, restarts=settings.refit_restarts, rng=rng)
-        model = cls(refit.kernel if refit.nll <= best.nll else best.kernel, Z, y, settings)
-        model.decomposition_nlls = tuple(f.nll for f in fits)
+        templates = [  # lines 2.1-2.3: random permutations, consecutive chunks
+            AdditiveKernel(split_groups(rng.permutation(d), m), "matern52")
+            for _ in range(settings.n_decompositions)
+        ]
+        if settings.rank_decompositions == "fitted":  # 2.4: each candidate's own MLE
+            candidates = [_fit(t, Zf, yf, settings, restarts=1, rng=rng) for t in templates]
+            nlls = [f.nll for f in candidates]
+            kernels = [f.kernel for f in candidates]
+        else:  # "shared": one Cholesky per candidate at data-scaled hyperparameters
+            kernels = [_median_heuristic(t, Zf, settings) for t in templates]
+            nlls = [
+                -ExactGP(Zf, yf, k, settings.noise_variance).log_marginal_likelihood()
+                for k in kernels
+            ]
+        best = int(np.argmin(nlls))  # 2.5: the largest marginal likelihood
+        refit = _fit(kernels[best], Zf, yf, settings, restarts=settings.refit_restarts, rng=rng)
+        keep_refit = settings.rank_decompositions == "shared" or refit.nll <= nlls[best]
+        model = cls(refit.kernel if keep_refit else kernels[best], Z, y, settings)
+        model.decomposition_nlls = tuple(nlls)
         return model
 
     def add(self, z, y: float) -> AdditiveModel:
@@ -103,13 +129,9 @@ class AdditiveModel:
 
     def refit(self, rng: np.random.Generator) -> AdditiveModel:
         """Hyperparameters re-learned by MLE (restarts; the current values are the first start)."""
+        Zf, yf = _fit_subset(self.Z, standardise(self.y), self.settings, rng)
         fit = _fit(
-            self.kernel,
-            self.Z,
-            standardise(self.y),
-            self.settings,
-            restarts=self.settings.refit_restarts,
-            rng=rng,
+            self.kernel, Zf, yf, self.settings, restarts=self.settings.refit_restarts, rng=rng
         )
         return AdditiveModel(fit.kernel, self.Z, self.y, self.settings)
 
@@ -147,6 +169,27 @@ class AdditiveModel:
             better = np.isfinite(res.fun) and -res.fun > values.max()
             z_next[g] = np.clip(res.x, -1.0, 1.0) if better else start
         return z_next
+
+
+def _fit_subset(Z, ys, settings: AddGPSettings, rng):
+    """The points the MLE sees: all, or ``fit_points`` of them drawn at random (the reference
+    code's subset options, ``sparse='SUB…'``, for large n)."""
+    n = Z.shape[0]
+    if settings.fit_points is None or n <= settings.fit_points:
+        return Z, ys
+    keep = np.sort(rng.choice(n, settings.fit_points, replace=False))
+    return Z[keep], ys[keep]
+
+
+def _median_heuristic(template: AdditiveKernel, Z, settings: AddGPSettings) -> AdditiveKernel:
+    """Per group: variance ``1 / M`` (standardised outputs split evenly) and lengthscale the
+    median distance between data points in the group's coordinates, within the bounds."""
+    D = template.packed_distances(Z)
+    lo, hi = settings.lengthscale_bounds
+    scales = np.clip(np.sqrt(np.median(D, axis=1)), lo, hi) if D.shape[1] else np.ones(len(D))
+    v = np.clip(1.0 / template.n_groups, *settings.variance_bounds)
+    theta = np.log(np.column_stack([np.full(len(scales), v), scales])).reshape(-1)
+    return template.with_log_params(theta)
 
 
 def _fit(template, Z, ys, settings: AddGPSettings, restarts: int, rng):

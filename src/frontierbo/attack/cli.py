@@ -64,9 +64,10 @@ def _add_attack_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile",
-        choices=("paper", "fast"),
+        choices=("paper", "scalable", "fast"),
         default="paper",
-        help="paper: the thesis's settings; fast: fewer decompositions and candidates",
+        help="paper: the thesis's settings; scalable: cheaper hyperparameter learning for "
+        "long attacks; fast: fewer decompositions and candidates",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of every instance (0)")
     parser.add_argument(
@@ -207,9 +208,10 @@ def add_reproduce_command(reproduce: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--profile",
-        choices=("paper", "fast"),
+        choices=("paper", "scalable", "fast"),
         default=None,
-        help="paper (spec §6 settings, default) or fast (spec §7.2)",
+        help="paper (spec §6 settings, default), scalable (BOS²'s hyperparameters learned on "
+        "<= 200 points, decompositions ranked at shared values) or fast (spec §7.2)",
     )
     parser.add_argument(
         "--init-not-in-budget",
@@ -241,4 +243,5 @@ SYSTEM = System(
     add_reproduce_command=add_reproduce_command,
     add_commands=add_commands,
     quick_reproduce=("--quick", "--datasets", "mnist", "--methods", "bos2", "genattack"),
+    requires=("torch",),
 )

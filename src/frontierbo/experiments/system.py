@@ -15,7 +15,7 @@ the command line what it offers by exposing one :class:`System` value (conventio
   (``demo``, ``privacy``).
 * ``quick_reproduce``: the arguments after ``frontierbo reproduce <name>`` that make its
   smallest complete reproduction; the conformance test (``tests/test_systems.py``) runs it and
-  checks the shared artefacts.
+  checks the shared artefacts (``requires``: the optional modules it needs, e.g. torch).
 
 Handlers raise ``ValueError`` / ``TypeError`` / ``FileNotFoundError`` / ``RuntimeError`` with a
 message naming the parameter; the dispatcher prints it as one line and exits with status 2.
@@ -61,6 +61,9 @@ class System:
     add_reproduce_command: Registrar
     quick_reproduce: tuple[str, ...]
     add_commands: Registrar | None = None
+    #: modules of an optional extra that the quick reproduction needs (the conformance test
+    #: skips it without them, as the README's plain ``[test]`` install has none of them)
+    requires: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not self.name or self.name != self.name.strip().lower():
