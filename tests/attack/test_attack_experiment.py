@@ -117,7 +117,24 @@ def test_summary_rows_use_the_options_datasets_and_methods(tmp_path):
     ]  # fmt: skip
     options = Options(
         out=tmp_path, datasets=("mnist",), quick=False, runs=None, seed=0,
-        params={"methods": ("bos2",)},
+        params={"methods": ("bos2",), "budget": 900, "profile": "paper",
+                "count_init_in_budget": True},
     )  # fmt: skip
     result = summarise(records, options)
     assert result["tables"]["mnist"]["bos2"]["asr"] == 50.0
+
+
+def test_figures_are_written_for_tables_and_examples(tmp_path):
+    from frontierbo.attack.data import load_mnist
+    from frontierbo.attack.report import write_figures
+
+    x0 = load_mnist("test")[0][7]
+    row = method_row([{"success": True, "queries": 40, "seconds": 1.0}])
+    result = {
+        "budget": 900,
+        "tables": {"mnist": {"bos2": row, "zoo": method_row([])}},
+        "examples": {"mnist": [{"image": 7, "target": 3, "x_adv": np.clip(x0 + 0.2, -0.5, 0.5)}]},
+    }
+    paths = write_figures(result, tmp_path)
+    assert [p.name for p in paths] == ["queries_cdf.png", "adversarial_examples.png"]
+    assert all(p.stat().st_size > 1000 for p in paths)

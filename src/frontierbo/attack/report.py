@@ -105,6 +105,11 @@ def _table(dataset: str, rows: dict, methods) -> str:
 
 def report_markdown(result: dict, figures: list[Path]) -> str:
     lines = [f"# BOS² reproduction ({result['paper']})", ""]
+    lines += [
+        f"Budget T = {result['budget']}, BOS² profile `{result['profile']}`, initial queries "
+        f"{'counted' if result['count_init_in_budget'] else 'not counted'} (spec E3).",
+        "",
+    ]
     lines += [f"- {note}" for note in NOTES]
     lines.append("")
     numbers = PUBLISHED["table_numbers"]
@@ -166,8 +171,8 @@ def _cdf_figure(result: dict, path: Path) -> Path:
                 q = np.asarray(row["queries_to_success"], dtype=float)
                 if row["instances"] == 0:
                     continue
-                xs = np.concatenate([[0], q])
-                ys = np.arange(len(xs)) / row["instances"]
+                xs = np.concatenate([[0], q, [result["budget"]]])  # each curve runs to T
+                ys = np.minimum(np.arange(len(xs)), len(q)) / row["instances"]
                 ax.step(xs, 100 * ys, where="post", label=METHOD_LABELS[method])
             ax.set_title(f"{dataset}: queries to success")
             ax.set_xlabel("queries")

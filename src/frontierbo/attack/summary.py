@@ -42,6 +42,9 @@ def summarise(records: list[dict], options) -> dict:
             ]
             tables[dataset][method] = method_row(rows)
     return {
+        "budget": options["budget"],
+        "profile": options["profile"],
+        "count_init_in_budget": options["count_init_in_budget"],
         "tables": tables,
         "checks": orderings(tables),
         "examples": examples(records),
