@@ -389,3 +389,61 @@ def test_dask_without_the_extra_gives_one_clear_error(tmp_path, monkeypatch, sch
     assert worker_calls == []
     with pytest.raises(ImportError, match=r"needs the \[dask\] extra"):
         check_scheduler(scheduler)
+
+
+def test_a_killed_sweep_takes_its_worker_processes_with_it(tmp_path):
+    """SIGKILL of the sweep: its joblib workers end within seconds instead of finishing (and
+    wasting) the long runs they hold."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    script = tmp_path / "sweep.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import os, time
+            from frontierbo.experiments.runner import RunSpec, run_sweep
+            from frontierbo.experiments.store import ResultStore
+
+            def worker(spec):
+                with open({str(tmp_path)!r} + f"/pid-{{os.getpid()}}", "w"):
+                    pass
+                time.sleep(120)
+                return {{}}
+
+            if __name__ == "__main__":
+                specs = [RunSpec(f"r{{i}}", {{}}, i) for i in range(4)]
+                run_sweep(specs, worker, ResultStore({str(tmp_path / "runs.jsonl")!r}), 2, False)
+            """
+        )
+    )
+    sweep = subprocess.Popen([sys.executable, str(script)])
+    try:
+        deadline = time.time() + 60
+        while len(list(tmp_path.glob("pid-*"))) < 2 and time.time() < deadline:
+            time.sleep(0.2)
+        pids = [int(p.name.split("-")[1]) for p in tmp_path.glob("pid-*")]
+        assert len(pids) == 2, "the workers did not start"
+    finally:
+        sweep.send_signal(signal.SIGKILL)
+        sweep.wait()
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        with open(f"/proc/{pid}/stat") as fh:  # a zombie has ended
+            return fh.read().split()[2] != "Z"
+
+    deadline = time.time() + 15
+    while any(alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.2)
+    survivors = [p for p in pids if alive(p)]
+    for pid in survivors:  # do not leave them sleeping if the check fails
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors

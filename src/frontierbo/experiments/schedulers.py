@@ -18,8 +18,11 @@ executes the runs. :func:`make_executor` maps the ``scheduler`` argument to an e
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -44,9 +47,39 @@ Worker = Callable[["RunSpec"], Any]
 _ADDRESS = re.compile(r"[a-z][a-z0-9+.-]*://(\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):[0-9]{1,5}")
 
 
-def call_worker(worker: Worker, spec: RunSpec) -> tuple[RunSpec, Any]:
-    """Run one spec; returns the spec too because unordered results arrive in any order."""
+def call_worker(
+    worker: Worker, spec: RunSpec, *, exit_with: int | None = None
+) -> tuple[RunSpec, Any]:
+    """Run one spec; returns the spec too because unordered results arrive in any order.
+
+    ``exit_with``: the pid of the sweep's process. A joblib worker process ends itself when that
+    process is gone (see :func:`_watch_sweep`)."""
+    if exit_with is not None:
+        _watch_sweep(exit_with)
     return spec, worker(spec)
+
+
+_WATCHED: set[int] = set()
+
+
+def _watch_sweep(sweep_pid: int, period: float = 2.0) -> None:
+    """Exit this worker process within ``period`` seconds of the sweep's process ending.
+
+    A killed sweep (SIGKILL, or Ctrl-C on its terminal) leaves joblib's worker processes alive:
+    they check for their parent only between runs, so each finishes the run it has, which for a
+    long run is an hour of CPU for a result nobody will store (only the sweep writes the store).
+    A daemon thread polls the parent and ends the process at once instead."""
+    if sweep_pid in _WATCHED or os.getpid() == sweep_pid:
+        return
+    _WATCHED.add(sweep_pid)
+
+    def watch():
+        while True:
+            time.sleep(period)
+            if os.getppid() != sweep_pid:  # reparented: the sweep is gone
+                os._exit(1)
+
+    threading.Thread(target=watch, name="frontierbo-sweep-watch", daemon=True).start()
 
 
 class Executor(ABC):
@@ -74,7 +107,8 @@ class LocalExecutor(Executor):
         if self.n_jobs == 1 or len(specs) <= 1:
             return (call_worker(worker, spec) for spec in specs)
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")
-        return parallel(delayed(call_worker)(worker, spec) for spec in specs)
+        me = os.getpid()
+        return parallel(delayed(call_worker)(worker, spec, exit_with=me) for spec in specs)
 
 
 class DaskExecutor(Executor):
