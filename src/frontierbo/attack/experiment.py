@@ -233,7 +233,7 @@ def run_worker(spec: RunSpec) -> dict:
     }
     if c["method"].startswith("bos2"):
         record["loops"] = [
-            {k: r[k] for k in ("dimension", "length", "stopped_early")}
+            {k: r[k] for k in ("dimension", "length", "best", "stopped_early")}
             for r in loop_summary(result.details)
         ]
     if c["method"] == "bayesopt":
