@@ -47,7 +47,6 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import solve_triangular
 from scipy.optimize import minimize
 from scipy.stats import qmc
 
@@ -70,37 +69,22 @@ class UCB:
     stationary kernel, ``sigma^2`` including the noise variance.
 
     ``__call__`` scores a batch through ``ExactGP.predict`` (one triangular solve of the
-    cross-covariance block); :meth:`value_and_gradient` is the fast path for L-BFGS-B: with
-    ``k_i = k(z, x_i)`` and ``dk_i/dz = -v g_i (z - x_i) / l^2`` (``g`` the kernel's
-    ``shape_and_dshape``), every gradient is ``c z - X^T (g * a)`` for a vector ``a``, so one
-    point costs two matrix-vector products with ``X`` and two triangular solves, never an
-    (n, d) temporary.
+    cross-covariance block); :meth:`value_and_gradient`, for L-BFGS-B, uses the core's
+    one-point fast path ``ExactGP.mean_variance_gradient``.
     """
 
     def __init__(self, gp: ExactGP, beta_sqrt: float):
         if not hasattr(gp.kernel, "shape_and_dshape") or gp.kernel.ard:
             raise ValueError(f"UCB needs an isotropic stationary kernel, got {gp.kernel!r}")
         self.gp, self.beta_sqrt = gp, beta_sqrt
-        self._sq_norms = np.einsum("ij,ij->i", gp.X, gp.X)
 
     def __call__(self, Zs: np.ndarray) -> np.ndarray:
         mean, var = self.gp.predict(Zs, include_noise=True)
         return mean + self.beta_sqrt * np.sqrt(np.maximum(var, _VAR_FLOOR))
 
     def value_and_gradient(self, z: np.ndarray) -> tuple[float, np.ndarray]:
-        gp, kern = self.gp, self.gp.kernel
-        ls2 = kern.lengthscale**2
-        r2 = np.maximum((self._sq_norms - 2.0 * (gp.X @ z) + z @ z) / ls2, 0.0)
-        shape, g = kern.shape_and_dshape(r2)
-        k = kern.variance * shape
-        v = solve_triangular(gp.L, k, lower=True, check_finite=False)
-        w = solve_triangular(gp.L, v, lower=True, trans="T", check_finite=False)
-        mean = float(k @ gp.alpha)
-        var = max(kern.variance - float(v @ v), 0.0) + gp.noise_variance
-        # d mean = dk^T alpha, d var = -2 dk^T w; dk^T a = -(s_f^2 / l^2) (sum(g a) z - X^T (g a))
-        ga = g[:, None] * np.column_stack([gp.alpha, w])
-        d = -(kern.variance / ls2) * (np.outer(z, ga.sum(0)) - gp.X.T @ ga)
-        dmean, dvar = d[:, 0], -2.0 * d[:, 1]
+        mean, var, dmean, dvar = self.gp.mean_variance_gradient(z)
+        var = max(var, 0.0) + self.gp.noise_variance
         if var <= _VAR_FLOOR:
             var, dvar = _VAR_FLOOR, np.zeros_like(dvar)
         sigma = np.sqrt(var)

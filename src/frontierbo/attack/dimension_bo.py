@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from frontierbo._validation import check_int, check_real
+from frontierbo.attack.add_gp_ucb import standardise
 from frontierbo.core.exact import ExactGP
 from frontierbo.core.fit import fit_kernel
 from frontierbo.core.kernels import Matern52
@@ -92,9 +93,7 @@ class DimensionBO:
     def fit(self, data: Sequence[DimensionDatum], rng: np.random.Generator) -> ExactGP:
         """Line 1: the GP on D_dim, hyperparameters re-learned by MLE."""
         X = self._scale(np.array([x for x, _ in data], dtype=float))
-        y = np.array([v for _, v in data], dtype=float)
-        std = y.std()
-        y = (y - y.mean()) / (std if std > 0 else 1.0)
+        y = standardise(np.array([v for _, v in data], dtype=float))
         fit = fit_kernel(
             X,
             y,

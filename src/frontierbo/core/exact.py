@@ -93,20 +93,23 @@ class ExactGP:
         var = self.kernel.diag(Xs) - np.einsum("ij,ij->j", V, V)
         return mean, np.maximum(var, 0.0) + noise
 
+    def mean_variance_gradient(self, x) -> tuple[float, float, np.ndarray, np.ndarray]:
+        """``mean(x)``, latent ``var(x)`` and their gradients (d,) at one point (stationary
+        kernels): one kernel row and two triangular solves (the acquisition optimisers' inner
+        loop)."""
+        x = np.asarray(x, dtype=float)
+        mean, var, dmean, dvar = _point_gradients(self.kernel, self.X, self.L, self.alpha, x)
+        return self.prior_mean + mean, var, dmean, dvar
+
     def mean_gradient(self, x) -> tuple[float, np.ndarray]:
         """``mean(x)`` and its gradient (d,) at one point (stationary kernels)."""
-        x = np.asarray(x, dtype=float)
-        k = self.kernel(x[None], self.X)[0]
-        return self.prior_mean + float(k @ self.alpha), self.kernel.grad_x(x, self.X).T @ self.alpha
+        mean, _, dmean, _ = self.mean_variance_gradient(x)
+        return mean, dmean
 
     def variance_gradient(self, x) -> tuple[float, np.ndarray]:
         """Latent ``var(x)`` and its gradient (d,) at one point (stationary kernels)."""
-        x = np.asarray(x, dtype=float)
-        k = self.kernel(self.X, x[None])[:, 0]
-        v = self._whiten(k)
-        w = solve_triangular(self.L, v, lower=True, trans="T", check_finite=False)
-        var = float(self.kernel.diag(x[None])[0] - v @ v)
-        return var, -2.0 * (self.kernel.grad_x(x, self.X).T @ w)
+        _, var, _, dvar = self.mean_variance_gradient(x)
+        return var, dvar
 
     # -- components of an additive kernel -----------------------------------------------------
     def component(self, j: int, Zs) -> tuple[np.ndarray, np.ndarray]:
@@ -122,13 +125,32 @@ class ExactGP:
     def component_gradient(self, j: int, z) -> tuple[float, float, np.ndarray, np.ndarray]:
         """Component ``j`` at one point ``z`` (|G_j|,): mean, latent variance and their
         gradients with respect to ``z``."""
-        kj = self.kernel.kernels[j]
         Xj = self.X[:, self.kernel.groups[j]]
-        z = np.asarray(z, dtype=float)
-        k = kj(Xj, z[None])[:, 0]
-        dk = kj.grad_x(z, Xj)  # (n, |G_j|)
-        v = self._whiten(k)
-        w = solve_triangular(self.L, v, lower=True, trans="T", check_finite=False)
-        mean = float(k @ self.alpha)
-        var = float(kj.variance - v @ v)
-        return mean, var, dk.T @ self.alpha, -2.0 * (dk.T @ w)
+        return _point_gradients(
+            self.kernel.kernels[j], Xj, self.L, self.alpha, np.asarray(z, float)
+        )
+
+
+def _point_gradients(kernel, X: np.ndarray, L: np.ndarray, alpha: np.ndarray, x: np.ndarray):
+    """``k(x, X) alpha``, ``k(x, x) - ||L^{-1} k(X, x)||^2`` and their gradients in ``x``.
+
+    For an isotropic kernel ``dk_i/dx = -v g_i (x - x_i) / l^2`` (``g`` from
+    ``shape_and_dshape``), so every gradient is ``-(v / l^2) (sum(g a) x - X^T (g a))`` for a
+    vector ``a``: two matrix-vector products with ``X``, never an (n, d) temporary. ARD kernels
+    use ``grad_x``."""
+    w_solve = {"lower": True, "check_finite": False}
+    if kernel.ard:
+        k = kernel(X, x[None])[:, 0]
+        v = solve_triangular(L, k, **w_solve)
+        w = solve_triangular(L, v, trans="T", **w_solve)
+        dk = kernel.grad_x(x, X)
+        return float(k @ alpha), float(kernel.variance - v @ v), dk.T @ alpha, -2.0 * (dk.T @ w)
+    ls2 = kernel.lengthscale**2
+    r2 = np.maximum(np.einsum("ij,ij->i", X, X) - 2.0 * (X @ x) + x @ x, 0.0) / ls2
+    shape, g = kernel.shape_and_dshape(r2)
+    k = kernel.variance * shape
+    v = solve_triangular(L, k, **w_solve)
+    w = solve_triangular(L, v, trans="T", **w_solve)
+    ga = g[:, None] * np.column_stack([alpha, w])
+    d = -(kernel.variance / ls2) * (np.outer(x, ga.sum(0)) - X.T @ ga)
+    return float(k @ alpha), float(kernel.variance - v @ v), d[:, 0], -2.0 * d[:, 1]
