@@ -150,6 +150,7 @@ class Reproduction:
         runs = params.pop("runs", None)
         if out is None:
             raise TypeError("out (--out) must be a directory path, got None")
+        out = check_out_dir(out)  # a bad --out is reported first, whatever is installed
         names = self._datasets(datasets)
         reasons = {name: self.unavailable(name) for name in names}
         skipped = {name: why for name, why in reasons.items() if why is not None}
@@ -161,7 +162,7 @@ class Reproduction:
                 f"no dataset of {self.name} can run here: {next(iter(skipped.values()))}"
             )
         return Options(
-            out=check_out_dir(out),
+            out=out,
             datasets=tuple(name for name in names if name not in skipped),
             skipped=MappingProxyType(skipped),
             quick=bool(quick),
