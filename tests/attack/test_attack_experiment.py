@@ -63,7 +63,10 @@ def test_orderings_are_none_for_methods_not_run_and_use_zero_asr():
 
 
 def test_check_options_names_the_bad_option():
-    good = {"methods": ("bos2",), "profile": "paper", "budget": 900, "targets": 9}
+    good = {
+        "methods": ("bos2",), "profile": "paper", "budget": 900, "targets": 9,
+        "range_mode": "clip",
+    }  # fmt: skip
     assert check_options({**good, "count_init_in_budget": 1})["count_init_in_budget"] is True
     with pytest.raises(ValueError, match="--methods"):
         check_options({**good, "methods": ("square",), "count_init_in_budget": True})
@@ -71,6 +74,8 @@ def test_check_options_names_the_bad_option():
         check_options({**good, "budget": 20, "count_init_in_budget": True})
     with pytest.raises(ValueError, match="--targets"):
         check_options({**good, "targets": 10, "count_init_in_budget": True})
+    with pytest.raises(ValueError, match="--range-mode"):
+        check_options({**good, "range_mode": "wrap", "count_init_in_budget": True})
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -118,7 +123,7 @@ def test_summary_rows_use_the_options_datasets_and_methods(tmp_path):
     options = Options(
         out=tmp_path, datasets=("mnist",), quick=False, runs=None, seed=0,
         params={"methods": ("bos2",), "budget": 900, "profile": "paper",
-                "count_init_in_budget": True},
+                "count_init_in_budget": True, "range_mode": "clip"},
     )  # fmt: skip
     result = summarise(records, options)
     assert result["tables"]["mnist"]["bos2"]["asr"] == 50.0
@@ -138,3 +143,27 @@ def test_figures_are_written_for_tables_and_examples(tmp_path):
     paths = write_figures(result, tmp_path)
     assert [p.name for p in paths] == ["queries_cdf.png", "adversarial_examples.png"]
     assert all(p.stat().st_size > 1000 for p in paths)
+
+
+@pytest.mark.parametrize(
+    "method, expected", [("bos2", "rescale"), ("pgd", "rescale"), ("genattack", "clip")]
+)
+def test_range_mode_reaches_the_oracle_of_the_methods_that_follow_it(monkeypatch, method, expected):
+    pytest.importorskip("torch")
+    from frontierbo.attack import base
+    from frontierbo.attack.experiment import run_worker
+    from frontierbo.experiments.runner import RunSpec
+
+    seen = {}
+
+    def spy(attack, oracle, seed=0):
+        seen["mode"], seen["budget"] = oracle.range_mode, oracle.budget
+        return base.AttackResult(False, 0, None, float("-inf"), "gave-up")
+
+    monkeypatch.setattr(base, "execute", spy)
+    config = {
+        "dataset": "mnist", "image": 0, "label": 7, "target": 1, "method": method,
+        "budget": 50, "profile": "fast", "count_init_in_budget": True, "range_mode": "rescale",
+    }  # fmt: skip
+    record = run_worker(RunSpec("mnist/i0/t1/" + method, config, 0))
+    assert seen == {"mode": expected, "budget": 50} and record["success"] is False

@@ -148,6 +148,36 @@ def test_add_gp_ucb_finds_each_group_optimum():
     assert np.all(np.abs(z) <= 1.0)
 
 
+def test_pool_of_a_fit_is_extended_exactly_as_data_arrive():
+    """``pool_refresh="fit"``: after k queries the cached pool posteriors equal the component
+    posteriors of a fresh factorisation, and new data join the start candidates."""
+    from scipy.linalg import solve_triangular
+
+    rng = np.random.default_rng(5)
+    Z = rng.uniform(-1, 1, size=(40, 12))
+    y = np.sin(2 * Z).sum(axis=1)
+    settings = AddGPSettings(
+        n_groups=4, n_decompositions=2, fit_maxiter=30, refit_restarts=1, n_random=200,
+        pool_refresh="fit",
+    )  # fmt: skip
+    model = AdditiveModel.learn(Z, y, settings, rng)
+    for _ in range(4):
+        z = model.maximize_ucb(rng)
+        model = model.add(z, float(np.sin(2 * z).sum()))
+    scan = model._scan
+    assert scan.n0 == 40 and model.Z.shape[0] == 44 and scan.pool.shape == (240, 12)
+    fresh = AdditiveModel(model.kernel, model.Z, model.y, settings)
+    w = solve_triangular(fresh.gp.L, fresh.gp.y, lower=True)
+    for j, g in enumerate(model.kernel.groups):
+        mean, var = scan.component(j, w)
+        expected_mean, expected_var = fresh.gp.component(j, scan.pool[:, g])
+        np.testing.assert_allclose(mean, expected_mean, atol=1e-8)
+        np.testing.assert_allclose(var, np.maximum(expected_var, 1e-10), atol=1e-8)
+    pool, ucb = model._pool_ucb(rng)
+    assert pool.shape[0] == 244 and ucb(0).shape == (244,)  # the 4 new data are candidates
+    assert model.refit(rng)._scan is None  # a new fit draws a new pool
+
+
 def _fast_bos2(**kw):
     kw.setdefault("stopping", StoppingSettings(samples=2000))
     return BOS2(perturbation=FAST, **kw)
@@ -231,3 +261,5 @@ def test_scalable_profile_ranks_at_shared_values_and_fits_on_a_subset(monkeypatc
     assert sizes == [15, 15]
     with pytest.raises(ValueError, match="rank_decompositions"):
         AddGPSettings(rank_decompositions="best")
+    with pytest.raises(ValueError, match="pool_refresh"):
+        AddGPSettings(pool_refresh="never")

@@ -86,6 +86,20 @@ def test_rescale_mode_is_the_reference_formula():
     np.testing.assert_allclose(oracle.input_for(np.ones(2)), (0.4 + 0.3) / 1.6)
 
 
+def test_rescale_mode_succeeds_on_the_argmax_outside_the_ball_as_the_reference_does():
+    """x0 = 0.4, u = -1: (0.4 - 0.3) / 1.6 = 0.0625 lies 0.3375 > 0.3 from x0. The rescaled
+    query counts (reference rule); the same input through ``query_input`` does not (E10)."""
+    model = lambda x: np.array([[0.2, 0.8]]) if x.mean() < 0.1 else np.array([[0.8, 0.2]])  # noqa: E731
+    x0 = np.full((2,), 0.4)
+    clip = QueryOracle(model, x0, 1, delta_max=0.3, budget=3)
+    clip.query_input(np.full(2, 0.0625))
+    assert clip.success is None and clip.log[0].linf == pytest.approx(0.3375)
+    rescale = QueryOracle(model, x0, 1, delta_max=0.3, budget=3, range_mode="rescale")
+    with pytest.raises(AttackSucceeded) as info:
+        rescale(-np.ones(2))
+    assert info.value.query == 1 and rescale.log[0].linf == pytest.approx(0.3375)
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [

@@ -190,3 +190,26 @@ def test_packed_fast_path_equals_the_full_gradients():
     W = np.random.default_rng(0).normal(size=(9, 9))
     W = W + W.T
     np.testing.assert_allclose(trace(W), np.einsum("ab,pab->p", W, dK), rtol=1e-10, atol=1e-12)
+
+
+def test_extended_gp_equals_a_new_factorisation():
+    X, y = _data(n=30)
+    kernel = _additive()
+    x_new = np.random.default_rng(9).uniform(-1, 1, size=7)
+    y_all = np.append(y, 0.7) * 1.3  # every output may change (re-standardising callers)
+    grown = ExactGP(X, y_all[:-1], kernel, 1e-6).extended(x_new, y_all)
+    fresh = ExactGP(np.vstack([X, x_new]), y_all, kernel, 1e-6)
+    np.testing.assert_allclose(grown.L, fresh.L, atol=1e-12)
+    np.testing.assert_allclose(grown.alpha, fresh.alpha, rtol=1e-9, atol=1e-9)
+    Xs = np.random.default_rng(2).uniform(-1, 1, size=(5, 7))
+    for a, b in zip(grown.predict(Xs), fresh.predict(Xs), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_extended_gp_refactorises_a_repeated_input_without_noise():
+    X, y = _data(n=10)
+    gp = ExactGP(X, y, Matern52(1.0, 1.0), noise_variance=0.0)
+    y_all = np.append(y, y[3])
+    grown = gp.extended(X[3], y_all)  # a zero pivot: the new factorisation, bit for bit
+    fresh = ExactGP(np.vstack([X, X[3]]), y_all, gp.kernel, 0.0)
+    assert np.array_equal(grown.L, fresh.L) and grown.jitter == fresh.jitter

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import solve_triangular
 from scipy.optimize import minimize
 
 from frontierbo._validation import check_int, check_real
@@ -30,6 +31,7 @@ from frontierbo.core.exact import ExactGP
 from frontierbo.core.fit import fit_kernel
 
 RANKINGS = ("fitted", "shared")
+POOL_REFRESH = ("query", "fit")
 #: Floor of a component's posterior variance inside the square root (the reference's clip).
 _VAR_FLOOR = 1e-10
 
@@ -55,8 +57,16 @@ class AddGPSettings:
     #: the MLE (decompositions and refits) sees at most this many points, drawn at random (None:
     #: all; the posterior always uses all)
     fit_points: int | None = None
+    #: "query": a new pool of ``n_random`` points for every query (reference code); "fit": one
+    #: pool per hyperparameter fit, its whitened cross-covariances extended by one row per
+    #: query (O(n m) instead of O(n^2 m) per group; the "scalable" profile)
+    pool_refresh: str = "query"
 
     def __post_init__(self):
+        if self.pool_refresh not in POOL_REFRESH:
+            raise ValueError(
+                f"pool_refresh must be one of {POOL_REFRESH}, got {self.pool_refresh!r}"
+            )
         if self.rank_decompositions not in RANKINGS:
             raise ValueError(
                 f"rank_decompositions must be one of {RANKINGS}, got {self.rank_decompositions!r}"
@@ -84,13 +94,15 @@ def standardise(y: np.ndarray) -> np.ndarray:
 class AdditiveModel:
     """The Add-GP posterior on ``(Z, y)`` with a fixed decomposition (``kernel.groups``)."""
 
-    def __init__(self, kernel: AdditiveKernel, Z, y, settings: AddGPSettings):
+    def __init__(self, kernel: AdditiveKernel, Z, y, settings: AddGPSettings, gp=None):
         self.kernel, self.settings = kernel, settings
         self.Z = np.array(Z, dtype=float)
         self.y = np.array(y, dtype=float)
-        self.gp = ExactGP(self.Z, standardise(self.y), kernel, settings.noise_variance)
+        self.gp = gp or ExactGP(self.Z, standardise(self.y), kernel, settings.noise_variance)
         #: negative log-likelihoods of the candidate decompositions (set by :meth:`learn`)
         self.decomposition_nlls: tuple[float, ...] = ()
+        #: the pool of this fit (``pool_refresh="fit"``), made at the first acquisition
+        self._scan: _PoolScan | None = None
 
     @classmethod
     def learn(cls, Z, y, settings: AddGPSettings, rng: np.random.Generator) -> AdditiveModel:
@@ -122,10 +134,14 @@ class AdditiveModel:
         return model
 
     def add(self, z, y: float) -> AdditiveModel:
-        """The posterior with one more observation, same hyperparameters."""
-        return AdditiveModel(
-            self.kernel, np.vstack([self.Z, z]), np.append(self.y, y), self.settings
-        )
+        """The posterior with one more observation, same hyperparameters (the Cholesky factor
+        extended by one row; a pool of this fit is extended alike)."""
+        ys = np.append(self.y, y)
+        gp = self.gp.extended(np.asarray(z, dtype=float), standardise(ys))
+        model = AdditiveModel(self.kernel, gp.X, ys, self.settings, gp)
+        if self._scan is not None and np.array_equal(gp.L[:-1, :-1], self.gp.L):
+            model._scan = self._scan.extended(gp)
+        return model
 
     def refit(self, rng: np.random.Generator) -> AdditiveModel:
         """Hyperparameters re-learned by MLE (restarts; the current values are the first start)."""
@@ -149,13 +165,33 @@ class AdditiveModel:
         beta = self.settings.beta_sqrt
         return -(mean + beta * sigma), -(dmean + beta * dvar / (2.0 * sigma))
 
+    def _pool_ucb(self, rng: np.random.Generator):
+        """The pool (§3.5 step 1) and ``j -> UCB_j`` on it."""
+        d = self.Z.shape[1]
+        if self.settings.pool_refresh == "query":
+            pool = np.vstack([rng.uniform(-1.0, 1.0, size=(self.settings.n_random, d)), self.Z])
+            return pool, lambda j: self.component_ucb(j, pool[:, self.kernel.groups[j]])
+        if self._scan is None:
+            pool = np.vstack([rng.uniform(-1.0, 1.0, size=(self.settings.n_random, d)), self.Z])
+            self._scan = _PoolScan(self.gp, pool)
+        scan, newer = self._scan, self.Z[self._scan.n0 :]  # data since the pool was drawn
+        pool = np.vstack([scan.pool, newer])
+        w = solve_triangular(self.gp.L, self.gp.y, lower=True, check_finite=False)
+
+        def ucb(j):
+            mean, var = scan.component(j, w)
+            own = self.component_ucb(j, newer[:, self.kernel.groups[j]])
+            return np.concatenate([mean + self.settings.beta_sqrt * np.sqrt(var), own])
+
+        return pool, ucb
+
     def maximize_ucb(self, rng: np.random.Generator) -> np.ndarray:
         """§3.5: the next latent point, each group maximised independently."""
         d = self.Z.shape[1]
-        pool = np.vstack([rng.uniform(-1.0, 1.0, size=(self.settings.n_random, d)), self.Z])
+        pool, pool_ucb = self._pool_ucb(rng)
         z_next = np.empty(d)
         for j, g in enumerate(self.kernel.groups):
-            values = self.component_ucb(j, pool[:, g])
+            values = pool_ucb(j)
             start = pool[int(np.argmax(values)), g]  # n_start = 1
             res = minimize(
                 self._negative_ucb_and_gradient,
@@ -169,6 +205,45 @@ class AdditiveModel:
             better = np.isfinite(res.fun) and -res.fun > values.max()
             z_next[g] = np.clip(res.x, -1.0, 1.0) if better else start
         return z_next
+
+
+class _PoolScan:
+    """The acquisition pool of one hyperparameter fit (``pool_refresh="fit"``) and, per group
+    ``j``, ``V_j = L^{-1} k_j(X, pool)`` and the component variances ``k_j(p, p) - ||V_j p||^2``.
+
+    A new datum adds one row to ``L`` (:meth:`ExactGP.extended`), so it adds one row
+    ``(k_j(x, pool) - l^T V_j) / l_nn`` to each ``V_j`` and subtracts its square from the
+    variances: O(n m) per group instead of the O(n^2 m) of whitening a new pool. The means,
+    ``V_j^T L^{-1} y``, follow the re-standardised outputs at every query.
+    """
+
+    def __init__(self, gp: ExactGP, pool: np.ndarray):
+        kernel = gp.kernel
+        self.pool, self.n0, self.kernel = pool, gp.n, kernel
+        self.V, self.var, self.rows = [], [], []
+        for kj, g in zip(kernel.kernels, kernel.groups, strict=True):
+            Vj = gp._whiten(kj(gp.X[:, g], pool[:, g]))
+            self.V.append(Vj)
+            self.var.append(kj.diag(pool[:, g]) - np.einsum("ij,ij->j", Vj, Vj))
+            self.rows.append(np.empty((0, pool.shape[0])))
+
+    def extended(self, gp: ExactGP) -> _PoolScan:
+        """The scan after ``gp`` (this scan's GP extended by ``gp.X[-1]``)."""
+        new = object.__new__(_PoolScan)
+        new.pool, new.n0, new.kernel, new.V = self.pool, self.n0, self.kernel, self.V
+        new.var, new.rows = [], []
+        l, l_nn, x = gp.L[-1, :-1], gp.L[-1, -1], gp.X[-1]
+        for j, (kj, g) in enumerate(zip(self.kernel.kernels, self.kernel.groups, strict=True)):
+            known = l[: self.n0] @ self.V[j] + l[self.n0 :] @ self.rows[j]
+            row = (kj(x[None, g], self.pool[:, g])[0] - known) / l_nn
+            new.rows.append(np.vstack([self.rows[j], row]))
+            new.var.append(self.var[j] - row * row)
+        return new
+
+    def component(self, j: int, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance (floored) of component ``j`` on the pool, ``w = L^{-1} y``."""
+        mean = self.V[j].T @ w[: self.n0] + self.rows[j].T @ w[self.n0 :]
+        return mean, np.maximum(self.var[j], _VAR_FLOOR)
 
 
 def _fit_subset(Z, ys, settings: AddGPSettings, rng):

@@ -179,7 +179,7 @@ def _port(args) -> str:
 
 
 def add_reproduce_command(reproduce: argparse._SubParsersAction) -> None:
-    from frontierbo.attack.experiment import DATASETS, METHODS
+    from frontierbo.attack.experiment import DATASETS, METHODS, RANGE_MODES
 
     parser = reproduce.add_parser(
         NAME,
@@ -211,12 +211,21 @@ def add_reproduce_command(reproduce: argparse._SubParsersAction) -> None:
         choices=("paper", "scalable", "fast"),
         default=None,
         help="paper (spec §6 settings, default), scalable (BOS²'s hyperparameters learned on "
-        "<= 200 points, decompositions ranked at shared values) or fast (spec §7.2)",
+        "<= 200 points without restarts, decompositions ranked at shared values, one "
+        "acquisition pool per fit) or fast (spec §7.2)",
     )
     parser.add_argument(
         "--init-not-in-budget",
         action="store_true",
         help="the 30 initial queries of BOS²/BayesOpt do not count towards T (spec E3)",
+    )
+    parser.add_argument(
+        "--range-mode",
+        choices=RANGE_MODES,
+        default=None,
+        help="how BOS², BayesOpt and PGD keep inputs valid: clip (the thesis's L_inf ball, "
+        "default) or rescale (the reference code's (x0 + delta) / (1 + 2 delta_max), which "
+        "leaves the ball; success by the argmax alone)",
     )
     parser.set_defaults(handler=_reproduce)
 
@@ -233,6 +242,7 @@ def _reproduce(args) -> str:
         methods=args.methods,
         profile=args.profile,
         count_init_in_budget=False if args.init_not_in_budget else None,
+        range_mode=args.range_mode,
     )
 
 

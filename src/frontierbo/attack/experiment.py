@@ -37,9 +37,17 @@ METHOD_LABELS = {
     "autozoom": "AutoZOOM",
     "bayesopt": "BayesOpt",
     "bos2-nostop": "BOS² (no stopping)",
+    "pgd": "white-box PGD (reference)",
 }
 METHODS = tuple(METHOD_LABELS)
 PROFILES = ("paper", "scalable", "fast")
+#: How ``Q(u)`` keeps the input valid (spec §1): ``clip`` (the thesis's L_inf threat model) or
+#: ``rescale``, the BayesOpt code's ``(x_0 + delta) / (1 + 2 delta_max)``, which BOS² and BayesOpt
+#: were built on; it leaves the ball, and success is the argmax alone, as in that code.
+RANGE_MODES = ("clip", "rescale")
+#: The methods that query through ``Q(u)`` and so follow ``--range-mode``; GenAttack, ZOO and
+#: AutoZOOM clip, as their own codes do.
+RANGE_MODE_METHODS = ("bos2", "bos2-nostop", "bayesopt", "pgd")
 #: L_inf bounds of the thesis (l.1522), in the attack space [-0.5, 0.5].
 DELTA_MAX = {"mnist": 0.3, "cifar10": 0.05}
 IMAGES = {"mnist": 50, "cifar10": 20}
@@ -52,6 +60,7 @@ DEFAULTS = {
     "methods": METHODS,
     "profile": "paper",
     "count_init_in_budget": True,
+    "range_mode": "clip",
 }
 QUICK = {"budget": 100, "targets": 2, "runs": 1, "profile": "fast"}
 
@@ -71,6 +80,10 @@ def check_options(params: dict) -> dict:
     if not isinstance(targets, int) or not 1 <= targets <= 9:
         raise ValueError(f"--targets must be an integer in [1, 9], got {targets}")
     params["count_init_in_budget"] = bool(params["count_init_in_budget"])
+    if params["range_mode"] not in RANGE_MODES:
+        raise ValueError(
+            f"--range-mode must be one of {list(RANGE_MODES)}, got {params['range_mode']!r}"
+        )
     return params
 
 
@@ -139,6 +152,7 @@ def build_specs(options) -> list[RunSpec]:
                         "budget": options["budget"],
                         "profile": options["profile"],
                         "count_init_in_budget": options["count_init_in_budget"],
+                        "range_mode": options["range_mode"],
                     }
                     rid = run_id(dataset, image, target, method)
                     specs.append(RunSpec(rid, config, instance_seed))
@@ -155,7 +169,12 @@ def _paper():
 def _scalable():
     from frontierbo.attack.add_gp_ucb import AddGPSettings
 
-    return AddGPSettings(rank_decompositions="shared", fit_points=SCALABLE_FIT_POINTS)
+    return AddGPSettings(
+        rank_decompositions="shared",
+        fit_points=SCALABLE_FIT_POINTS,
+        refit_restarts=1,
+        pool_refresh="fit",
+    )
 
 
 def _fast():
@@ -165,9 +184,10 @@ def _fast():
 
 
 #: The perturbation GP of each profile: ``paper`` is spec §6; ``scalable`` ranks the candidate
-#: decompositions at data-scaled hyperparameters (one Cholesky each) and fits hyperparameters on
-#: at most 200 points (the BayesOpt code's subset size for learning decompositions); ``fast`` is
-#: spec §7.2's CI profile.
+#: decompositions at data-scaled hyperparameters (one Cholesky each), fits hyperparameters on
+#: at most 200 points (the BayesOpt code's subset size for learning decompositions) from the
+#: current values only (no random restarts), and draws the acquisition pool once per fit,
+#: extending it as data arrive; ``fast`` is spec §7.2's CI profile.
 PERTURBATION_PROFILES = {"paper": _paper, "scalable": _scalable, "fast": _fast}
 SCALABLE_FIT_POINTS = 200
 
@@ -180,6 +200,10 @@ def build_attack(method: str, dataset: str, profile: str):
     from frontierbo.attack.perturbation_bo import StoppingSettings
 
     fast = profile == "fast"
+    if method == "pgd":
+        from frontierbo.attack.whitebox import WhiteBoxPGD
+
+        return WhiteBoxPGD(_victim(dataset))
     if method in ("bos2", "bos2-nostop"):
         perturbation = PERTURBATION_PROFILES[profile]()
         stopping = StoppingSettings(samples=5000) if fast else StoppingSettings()
@@ -220,6 +244,7 @@ def run_worker(spec: RunSpec) -> dict:
         c["target"],
         DELTA_MAX[c["dataset"]],
         c["budget"] + uncounted,
+        range_mode=c["range_mode"] if c["method"] in RANGE_MODE_METHODS else "clip",
     )
     started = time.perf_counter()
     result = execute(attack, oracle, seed=spec.seed)

@@ -45,6 +45,7 @@ def summarise(records: list[dict], options) -> dict:
         "budget": options["budget"],
         "profile": options["profile"],
         "count_init_in_budget": options["count_init_in_budget"],
+        "range_mode": options["range_mode"],
         "tables": tables,
         "checks": orderings(tables),
         "examples": examples(records),

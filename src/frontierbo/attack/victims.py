@@ -196,16 +196,20 @@ class Victim:
             )
         return arr
 
+    def module_logits(self, x: torch.Tensor) -> torch.Tensor:
+        """The module's logits for an attack-space NHWC tensor on ``device``, differentiable
+        (the white-box reference attack uses it; the black-box attacks never do)."""
+        offset, scale = INPUT_SCALES[self.input_scale]
+        return self.module(((x + offset) * scale).permute(0, 3, 1, 2))
+
     def logits(self, x) -> np.ndarray:
         """The module's logits (n, C), float64."""
         arr = self._batch(x)
-        offset, scale = INPUT_SCALES[self.input_scale]
         out = []
         with torch.inference_mode():
             for start in range(0, arr.shape[0], self.batch_size):
                 chunk = torch.from_numpy(arr[start : start + self.batch_size]).to(self.device)
-                chunk = ((chunk + offset) * scale).permute(0, 3, 1, 2)
-                out.append(self.module(chunk).double().cpu().numpy())
+                out.append(self.module_logits(chunk).double().cpu().numpy())
         return np.concatenate(out)
 
     def __call__(self, x) -> np.ndarray:

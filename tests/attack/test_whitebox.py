@@ -1,0 +1,83 @@
+"""The white-box PGD reference: one checked query, the oracle's range mode, honest failures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from frontierbo.attack.base import execute  # noqa: E402
+from frontierbo.attack.oracle import QueryOracle  # noqa: E402
+from frontierbo.attack.victims import Victim  # noqa: E402
+from frontierbo.attack.whitebox import WhiteBoxPGD  # noqa: E402
+
+
+class Linear(torch.nn.Module):
+    """Logits ``W x + b`` of the 16 pixels: class 1 wins iff their mean exceeds -0.12, class 0
+    otherwise, class 2 never (its logit -10 is below max(-4 S, 4 S + 15.36) >= 7.68)."""
+
+    def __init__(self):
+        super().__init__()
+        w = torch.zeros(3, 16)
+        w[0], w[1] = -4.0, 4.0
+        self.w = torch.nn.Parameter(w)
+        self.b = torch.nn.Parameter(torch.tensor([0.0, 15.36, -10.0]))
+
+    def forward(self, x):
+        return x.reshape(x.shape[0], -1) @ self.w.T + self.b
+
+
+def _victim():
+    return Victim(Linear(), (4, 4, 1))
+
+
+def _oracle(victim, target, delta_max, range_mode="clip"):
+    x0 = np.full((4, 4, 1), -0.3)  # class 0
+    return QueryOracle(victim, x0, target, delta_max, budget=5, range_mode=range_mode)
+
+
+def test_pgd_reaches_a_feasible_target_with_one_checked_query():
+    victim = _victim()
+    oracle = _oracle(victim, target=1, delta_max=0.3)
+    result = execute(WhiteBoxPGD(victim), oracle, seed=0)
+    assert result.success and result.queries == 1 and oracle.queries == 1
+    assert np.abs(result.x_adv - oracle.x0).max() <= 0.3 + 1e-9
+    assert result.x_adv.mean() > -0.12
+
+
+def test_pgd_fails_honestly_outside_the_reachable_set():
+    victim = _victim()
+    for target, delta_max in ((1, 0.1), (2, 0.5)):  # too small a ball; a class that never wins
+        oracle = _oracle(victim, target, delta_max)
+        result = execute(WhiteBoxPGD(victim, steps=50), oracle, seed=1)
+        assert not result.success and oracle.queries == 1
+        assert result.details["white_box_objective"] == pytest.approx(
+            result.best_objective, abs=1e-5
+        )
+
+
+@pytest.mark.parametrize("range_mode", ["clip", "rescale"])
+def test_pgd_inputs_are_the_oracle_inputs(range_mode):
+    oracle = _oracle(_victim(), 1, 0.3, range_mode)
+    u = np.random.default_rng(2).uniform(-1, 1, size=(4, 4, 1))
+    x0 = torch.tensor(np.array(oracle.x0), dtype=torch.float64)[None]
+    x = WhiteBoxPGD._input(oracle, x0, torch.tensor(u)[None])[0].numpy()
+    np.testing.assert_allclose(x, oracle.input_for(u), atol=1e-12)
+
+
+def test_rescale_mode_widens_what_pgd_can_reach():
+    """x0 = -0.3, delta 0.15: clipping reaches -0.15 (class 0 stays); the reference's rescale
+    reaches (-0.3 + 0.15) / 1.3 = -0.115 > -0.12 (class 1), 0.185 away from x0."""
+    victim = _victim()
+    clip = execute(WhiteBoxPGD(victim), _oracle(victim, 1, 0.15), seed=0)
+    rescale = execute(WhiteBoxPGD(victim), _oracle(victim, 1, 0.15, "rescale"), seed=0)
+    assert not clip.success and rescale.success
+    assert np.abs(rescale.x_adv + 0.3).max() == pytest.approx(0.3 - 0.15 / 1.3)  # > 0.15
+
+
+def test_invalid_settings_name_the_parameter():
+    with pytest.raises(ValueError, match="steps"):
+        WhiteBoxPGD(_victim(), steps=0)
+    with pytest.raises(ValueError, match="step_size"):
+        WhiteBoxPGD(_victim(), step_size=0.0)
