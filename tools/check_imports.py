@@ -7,6 +7,7 @@ Layers, lowest first (a module may import its own layer and the layers below it)
     2  core                          kernels, GP, fitting, acquisition, the loop
     3  dp                            samplers, accounting, audit statistics
     4  experiments                   store, runner (local / Dask), report tail, the System contract
+       study                         persistent ask / tell studies, their storage and samplers
     5  po, ldp, quantum, ...         one package per system; a system never imports another system
     6  registry, cli                 the list of systems and the thin dispatcher
        _compat, privacy, problems,   deprecated aliases of the paths that moved (issue 9)
@@ -37,6 +38,7 @@ SHARED_LAYERS = {
     "core": 2,
     "dp": 3,
     "experiments": 4,
+    "study": 4,
     "registry": 6,
     "cli": 6,
     "_compat": 6,

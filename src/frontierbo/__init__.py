@@ -1,3 +1,22 @@
-"""frontierbo: Bayesian optimisation where classic BO breaks."""
+"""frontierbo: Bayesian optimisation where classic BO breaks.
+
+``frontierbo.create_study`` / ``frontierbo.load_study``: persistent ask / tell studies
+(:mod:`frontierbo.study`); the research systems live in their own packages.
+"""
 
 __version__ = "0.1.0"
+
+_STUDY_NAMES = ("create_study", "load_study")
+
+
+def __getattr__(name: str):
+    # imported on first use, so `import frontierbo` stays light for the command line
+    if name in _STUDY_NAMES:
+        from frontierbo import study
+
+        return getattr(study, name)
+    raise AttributeError(f"module 'frontierbo' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_STUDY_NAMES])

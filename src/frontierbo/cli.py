@@ -1,7 +1,7 @@
 """frontierbo: Bayesian optimisation where classic BO breaks.
 
-A thin dispatcher: every command belongs to a system registered in :mod:`frontierbo.registry`,
-which adds its own sub-parsers (so ``--help`` shows only the options that apply and argparse
+A thin dispatcher: every command belongs to a system registered in :mod:`frontierbo.registry`
+(or to studies, :mod:`frontierbo.study.cli`), which adds its own sub-parsers (so ``--help`` shows only the options that apply and argparse
 rejects another system's flags by itself). Every bad input ends in one line
 ``frontierbo: error: <message naming the parameter>`` and exit status 2; nothing is written
 before the inputs are validated.
@@ -14,6 +14,7 @@ import sys
 import warnings
 
 from frontierbo.registry import systems
+from frontierbo.study.cli import add_commands as study_commands
 
 #: Exceptions a handler raises for bad input or a missing extra (one line, exit status 2).
 USER_ERRORS = (ValueError, TypeError, FileNotFoundError, RuntimeError, ImportError)
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         system.add_reproduce_command(reproduce)
         if system.add_commands is not None:
             system.add_commands(top)
+    study_commands(top)
     return parser
 
 

@@ -163,14 +163,14 @@ def parse_cell(text: str) -> float | None:
         return None
 
 
-def data_path(path) -> Path:
-    """``--data`` as an existing file (TypeError / FileNotFoundError naming ``--data`` otherwise)."""
+def data_path(path, flag: str = "--data") -> Path:
+    """``flag`` (``--data``) as an existing file (TypeError / FileNotFoundError naming it)."""
     if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"--data must be a path, got {path!r}")
+        raise TypeError(f"{flag} must be a path, got {path!r}")
     path = Path(path)
     if not path.is_file():
         what = "is a directory, not a CSV file" if path.is_dir() else "does not exist"
-        raise FileNotFoundError(f"--data {str(path)!r} {what}")
+        raise FileNotFoundError(f"{flag} {str(path)!r} {what}")
     return path
 
 
@@ -189,14 +189,15 @@ def feature_names(features) -> list[str]:
     return names
 
 
-def read_table(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
-    """Header, data rows (blank lines skipped) and the file line on which each row ends."""
+def read_table(path: Path, flag: str = "--data") -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, data rows (blank lines skipped) and the file line on which each row ends
+    (messages name the file as ``flag``)."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
             reader = csv.reader(fh)
             header = next(reader, None)
             if header is None:
-                raise ValueError(f"--data {str(path)!r} is empty: expected a header row")
+                raise ValueError(f"{flag} {str(path)!r} is empty: expected a header row")
             header = [name.strip() for name in header]
             rows, lines = [], []
             for row in reader:
@@ -204,19 +205,19 @@ def read_table(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
                     continue  # blank line
                 if len(row) != len(header):
                     raise ValueError(
-                        f"--data {str(path)!r}: line {reader.line_num} has {len(row)} field(s) "
+                        f"{flag} {str(path)!r}: line {reader.line_num} has {len(row)} field(s) "
                         f"but the header has {len(header)}"
                     )
                 rows.append(row)
                 lines.append(reader.line_num)
     except UnicodeDecodeError as exc:
-        raise ValueError(f"--data {str(path)!r} is not UTF-8 text ({exc.reason})") from None
+        raise ValueError(f"{flag} {str(path)!r} is not UTF-8 text ({exc.reason})") from None
     except csv.Error as exc:
-        raise ValueError(f"--data {str(path)!r} is not a valid CSV file: {exc}") from None
+        raise ValueError(f"{flag} {str(path)!r} is not a valid CSV file: {exc}") from None
     seen: set[str] = set()
     for name in header:
         if name in seen:
-            raise ValueError(f"--data {str(path)!r}: duplicate column name {name!r} in the header")
+            raise ValueError(f"{flag} {str(path)!r}: duplicate column name {name!r} in the header")
         seen.add(name)
     return header, rows, lines
 

@@ -63,6 +63,46 @@ def negative_log_likelihood(
     return float(nll), grad
 
 
+@dataclass(frozen=True)
+class LogNormalPriors:
+    """Gaussian priors on log hyperparameters, for maximum a posteriori fits.
+
+    ``log lengthscale ~ N(lengthscale_loc, lengthscale_scale^2)`` for every lengthscale and
+    ``log sigma_n^2 ~ N(noise_loc, noise_scale^2)``; variance and mean stay flat (bounded).
+    :meth:`dimension_scaled` is BoTorch's default since 0.12 (Hvarfner et al. 2024) for inputs
+    in the unit cube and standardised outputs: ``loc = sqrt(2) + log(d) / 2``, ``scale = sqrt(3)``
+    (its noise prior LogNormal(-4, 1)). Priors in log space act on theta directly, so the MAP
+    objective is the NLL plus ``sum (theta - loc)^2 / (2 scale^2)``.
+    """
+
+    lengthscale_loc: float
+    lengthscale_scale: float
+    noise_loc: float = -4.0
+    noise_scale: float = 1.0
+
+    @classmethod
+    def dimension_scaled(cls, d: int) -> LogNormalPriors:
+        d = check_int(d, "d", low=1)
+        return cls(float(np.sqrt(2.0) + 0.5 * np.log(d)), float(np.sqrt(3.0)))
+
+    def penalty(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Negative log prior (up to a constant) and its gradient, ``theta`` as in the NLL."""
+        grad = np.zeros_like(theta)
+        z = (theta[1:-2] - self.lengthscale_loc) / self.lengthscale_scale
+        grad[1:-2] = z / self.lengthscale_scale
+        zn = (theta[-2] - self.noise_loc) / self.noise_scale
+        grad[-2] = zn / self.noise_scale
+        return float(0.5 * (z @ z + zn * zn)), grad
+
+
+def _map_objective(theta, X, y, template, priors: LogNormalPriors):
+    nll, grad = negative_log_likelihood(theta, X, y, template)
+    if nll >= _FAILED:
+        return nll, grad
+    value, dvalue = priors.penalty(theta)
+    return nll + value, grad + dvalue
+
+
 def _inverse_from_cholesky(L: np.ndarray) -> np.ndarray:
     """``A^{-1}`` from the lower Cholesky factor of ``A`` (LAPACK potri: half the work of a solve)."""
     inv, info = lapack.dpotri(L, lower=1)
@@ -82,6 +122,7 @@ def fit_hyperparameters(
     max_points: int = 2000,
     min_noise_variance: float = 1e-10,
     callback: Callable[[int], None] | None = None,
+    priors: LogNormalPriors | None = None,
 ) -> FitResult:
     """Maximum-marginal-likelihood fit of a stationary kernel, constant mean and noise.
 
@@ -95,6 +136,8 @@ def fit_hyperparameters(
     max_points : fit on a random subset of this many rows when n is larger (exact GP is O(n^3)).
     callback : ``callback(restart)``, called after every optimiser iteration with the 0-based
         restart number (for a progress display; a fit on 2000 rows takes about a minute).
+    priors : :class:`LogNormalPriors` for a MAP fit (``nll`` is then the negative log
+        posterior, up to a constant); None (default) for maximum likelihood.
     """
     X = check_matrix(X, "X", min_rows=2)
     y = check_vector(y, "y", length=X.shape[0])
@@ -111,9 +154,9 @@ def fit_hyperparameters(
     best, nlls = None, []
     for restart, x0 in enumerate(starts):
         res = minimize(
-            negative_log_likelihood,
+            negative_log_likelihood if priors is None else _map_objective,
             x0,
-            args=(X, y, template),
+            args=(X, y, template) if priors is None else (X, y, template, priors),
             jac=True,
             method="L-BFGS-B",
             bounds=bounds,
@@ -149,6 +192,7 @@ def _bounds_and_starts(X, y, n_ls, n_restarts, rng, min_noise):
         [[np.log(y_var * 1e-4)], np.log(span * 1e-3), [np.log(max(min_noise, y_var * 1e-8))]]
     )
     hi = np.concatenate([[np.log(y_var * 1e2)], np.log(span * 1e2), [np.log(y_var * 2.0)]])
+    hi = np.maximum(hi, lo + 1e-6)  # near-constant y: a noise floor above 2 var(y) still fits
     start_lo = np.concatenate([[np.log(y_var * 0.1)], np.log(span * 0.02), [np.log(y_var * 1e-4)]])
     start_hi = np.concatenate([[np.log(y_var * 2.0)], np.log(span * 1.0), [np.log(y_var * 0.3)]])
     bounds = list(zip(lo, hi, strict=True)) + [(y_lo, y_hi)]

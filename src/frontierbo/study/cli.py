@@ -1,0 +1,212 @@
+"""``frontierbo study create | show | plot``, ``frontierbo ask`` and ``frontierbo tell``: a
+study from the shell, one command per step, so an experiment run by hand (or by a script on
+another machine) can be driven by BO::
+
+    frontierbo study create --candidates rows.csv --storage study.db
+    frontierbo ask --storage study.db            # {"trial": 0, "row": 17, "params": {...}}
+    frontierbo tell --storage study.db --trial 0 --value 3.2
+    frontierbo study show --storage study.db
+    frontierbo study plot --storage study.db --out best.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+STORAGE_HELP = "the study database: a SQLite file, or a database URL (default study.db)"
+
+
+def add_commands(top: argparse._SubParsersAction) -> None:
+    study = top.add_parser(
+        "study", help="persistent ask/tell studies over a CSV of candidates"
+    ).add_subparsers(dest="study_command", required=True, metavar="ACTION")
+    _add_create(study)
+    _add_show(study)
+    _add_plot(study)
+
+    ask = top.add_parser(
+        "ask",
+        help="ask a study for the next candidate (prints JSON)",
+        description="Reserve the next trial of a study and print it as JSON: trial number, row "
+        "index and feature values by column name. Evaluate it, then tell the value.",
+    )
+    _storage_arguments(ask)
+    ask.set_defaults(handler=_ask)
+
+    tell = top.add_parser(
+        "tell",
+        help="tell a study the value of a trial",
+        description="Record the value measured for a pending trial (once per trial).",
+    )
+    _storage_arguments(tell)
+    tell.add_argument("--trial", type=int, required=True, help="the trial number from ask")
+    tell.add_argument("--value", type=float, required=True, help="the measured value")
+    tell.set_defaults(handler=_tell)
+
+
+def _storage_arguments(parser) -> None:
+    parser.add_argument("--storage", default="study.db", help=STORAGE_HELP)
+    parser.add_argument("--name", default=None, help="the study (needed if there are several)")
+
+
+def _add_create(study) -> None:
+    from frontierbo.study.samplers import SAMPLERS
+
+    create = study.add_parser(
+        "create",
+        help="create a study from a CSV of candidate rows",
+        description="Create a study: every numeric column of --candidates is a feature (or "
+        "choose them with --features); the rows are stored in the database with their sha256.",
+    )
+    create.add_argument("--candidates", required=True, help="CSV file, one candidate per row")
+    create.add_argument("--features", nargs="+", default=None, help="feature columns (all)")
+    create.add_argument("--storage", default="study.db", help=STORAGE_HELP)
+    create.add_argument("--name", default="default", help="study name (default)")
+    create.add_argument(
+        "--algorithm", choices=sorted(SAMPLERS), default="gp-ucb", help="sampler (gp-ucb)"
+    )
+    create.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting of the algorithm, e.g. beta=2 or n_initial=5 (repeatable)",
+    )
+    create.add_argument(
+        "--direction", choices=("maximize", "minimize"), default="maximize", help="(maximize)"
+    )
+    create.add_argument("--seed", type=int, default=0, help="seed of the study (0)")
+    create.add_argument(
+        "--pending-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="offer a trial again when it stays pending this long (default: never)",
+    )
+    create.add_argument(
+        "--load-if-exists", action="store_true", help="reuse a study of that name (same rows)"
+    )
+    create.set_defaults(handler=_create)
+
+
+def _add_show(study) -> None:
+    show = study.add_parser("show", help="table of the trials and the best so far")
+    _storage_arguments(show)
+    show.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    show.set_defaults(handler=_show)
+
+
+def _add_plot(study) -> None:
+    plot = study.add_parser("plot", help="best value so far against trials (PNG)")
+    _storage_arguments(plot)
+    plot.add_argument("--out", type=Path, default=Path("best.png"), help="PNG file (best.png)")
+    plot.set_defaults(handler=_plot)
+
+
+# -- handlers ---------------------------------------------------------------------------------------
+def _settings(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set must be KEY=VALUE, got {pair!r}")
+        try:
+            out[key.strip()] = json.loads(text)
+        except json.JSONDecodeError:
+            out[key.strip()] = text
+    return out
+
+
+def read_candidates(path, features) -> tuple:
+    """The feature matrix and column names of a candidates CSV."""
+    import numpy as np
+
+    from frontierbo.io import column, data_path, read_table, select_feature_columns
+
+    path = data_path(path, "--candidates")
+    header, rows, lines = read_table(path, "--candidates")
+    if not rows:
+        raise ValueError(f"--candidates {str(path)!r} has no rows")
+    where = f"--candidates {str(path)!r}"
+    names = select_feature_columns(header, rows, features, [], "no column", where)
+    X = np.column_stack(
+        [column(rows, lines, header.index(name), name, "feature") for name in names]
+    )
+    return X, names
+
+
+def _create(args) -> str:
+    from frontierbo.study.study import create_study
+
+    X, names = read_candidates(args.candidates, args.features)
+    study = create_study(
+        X,
+        storage=args.storage,
+        algorithm=args.algorithm,
+        settings=_settings(args.settings),
+        name=args.name,
+        columns=names,
+        direction=args.direction,
+        seed=args.seed,
+        pending_timeout=args.pending_timeout,
+        load_if_exists=args.load_if_exists,
+    )
+    return (
+        f"study {study.name!r} in {study.storage.url}: {X.shape[0]} candidates, "
+        f"{len(names)} features ({', '.join(names)}), algorithm {study.algorithm}, "
+        f"{len(study.trials)} trials so far"
+    )
+
+
+def _load(args):
+    from frontierbo.study.study import load_study
+
+    return load_study(storage=args.storage, name=args.name)
+
+
+def _ask(args) -> str:
+    trial = _load(args).ask()
+    return json.dumps({"trial": trial.number, "row": trial.row, "params": trial.params})
+
+
+def _tell(args) -> str:
+    study = _load(args)
+    trial = study.tell(args.trial, args.value)
+    best = study.best_trial
+    return f"trial {trial.number} (row {trial.row}) = {trial.value:g}; best so far {best.value:g} (trial {best.number})"
+
+
+def _show(args) -> str:
+    from frontierbo.experiments.report import markdown_table
+
+    study = _load(args)
+    trials = study.trials
+    if args.json:
+        return json.dumps({"study": study.name, "trials": [t.to_dict() for t in trials]})
+    best = study.best_trial
+    body = [
+        [str(t.number), str(t.row), *(f"{v:g}" for v in t.params.values()), t.state,
+         "" if t.value is None else f"{t.value:g}"]
+        for t in trials
+    ]  # fmt: skip
+    header = ["trial", "row", *study.columns, "state", "value"]
+    lines = [
+        f"study {study.name!r} ({study.algorithm}, {study.direction}): {len(trials)} trials, "
+        f"{sum(t.state == 'pending' for t in trials)} pending",
+        "",
+        markdown_table(header, body, "rr" + "r" * len(study.columns) + "lr"),
+    ]
+    if best is not None:
+        lines += ["", f"best: trial {best.number}, row {best.row}, value {best.value:g}"]
+    return "\n".join(lines)
+
+
+def _plot(args) -> str:
+    from frontierbo.study.plots import plot_best_so_far
+
+    study = _load(args)
+    path = plot_best_so_far(study, args.out)
+    return f"wrote {path}"

@@ -1,0 +1,378 @@
+"""Persistent studies: optimise an expensive function over a finite candidate set, one
+evaluation at a time, from Python or the shell, in one process or many, stopped and resumed at
+will (Optuna's ask / tell).
+
+    study = create_study(candidates=X, algorithm="gp-ucb", storage="study.db")
+    trial = study.ask()                 # a row no other worker holds
+    study.tell(trial, objective(trial.x))
+    study.optimize(objective, n_trials=40)
+    study = load_study(storage="study.db")
+
+Everything a study knows is in its database (:mod:`frontierbo.study.storage`): the candidate
+set and its sha256, the algorithm and its settings, the seed, and every ask and tell with its
+time. An ask is one write transaction: it reads the history, lets the sampler choose among the
+rows nobody holds, and inserts the trial, so concurrent workers are served one after another and
+never share a row. A trial that stays pending longer than ``pending_timeout`` seconds (a worker
+that died) is offered again, as the same trial, to the next worker that asks. Values are
+maximised unless ``direction="minimize"``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import math
+import os
+import time
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+
+from frontierbo._validation import check_matrix, check_real
+from frontierbo.study.samplers import History, SuggestContext, make_sampler
+from frontierbo.study.storage import Storage, StorageError
+
+DIRECTIONS = ("maximize", "minimize")
+DEFAULT_NAME = "default"
+STATES = ("pending", "complete")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("frontierbo")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One evaluation: ``number`` (0, 1, ... in ask order), the candidate ``row`` and its
+    features ``x`` (also by column name in ``params``), ``state`` and ``value`` once told,
+    ``asked_at`` / ``told_at`` (Unix seconds) and how many times it was ``offers``-ed."""
+
+    number: int
+    row: int
+    x: np.ndarray
+    params: dict
+    state: str
+    value: float | None
+    asked_at: float
+    told_at: float | None
+    offers: int
+
+    def to_dict(self) -> dict:
+        return {
+            "trial": self.number,
+            "row": self.row,
+            "params": self.params,
+            "state": self.state,
+            "value": self.value,
+            "asked_at": self.asked_at,
+            "told_at": self.told_at,
+            "offers": self.offers,
+        }
+
+
+class _FitCache:
+    """The sampler's fits, kept in the study's ``frontierbo_fits`` table (inside the ask's
+    transaction)."""
+
+    def __init__(self, ex, study_id: int):
+        self.ex, self.study_id = ex, study_id
+
+    def get(self, observations: int) -> dict | None:
+        rows = self.ex(
+            "SELECT hyperparameters FROM frontierbo_fits WHERE study_id = :s AND observations = :t",
+            {"s": self.study_id, "t": observations},
+        )
+        return json.loads(rows[0][0]) if rows else None
+
+    def put(self, observations: int, hyper: dict) -> None:
+        self.ex(
+            "INSERT INTO frontierbo_fits (study_id, observations, hyperparameters) "
+            "VALUES (:s, :t, :h)",
+            {"s": self.study_id, "t": observations, "h": json.dumps(hyper)},
+        )
+
+
+class Study:
+    """A study stored in a database; make one with :func:`create_study` or :func:`load_study`."""
+
+    def __init__(self, storage: Storage, row: tuple):
+        (self.study_id, self.name, self.algorithm, settings, self.seed, columns, _n, blob,
+         self.candidates_sha256, self.pending_timeout, self.created_at, self.direction,
+         self.version) = row  # fmt: skip
+        self.storage = storage
+        self.settings = json.loads(settings)
+        self.columns = json.loads(columns)
+        self.candidates = _decode(blob)
+        self.candidates.flags.writeable = False
+        self.sampler = make_sampler(self.algorithm, self.settings)
+
+    def __repr__(self) -> str:
+        return (
+            f"Study(name={self.name!r}, algorithm={self.algorithm!r}, "
+            f"candidates={self.candidates.shape[0]}, storage={self.storage.url!r})"
+        )
+
+    # -- ask / tell --------------------------------------------------------------------------
+    def ask(self) -> Trial:
+        """The next trial: an expired pending trial if there is one, else the sampler's row."""
+        with self.storage.transaction(write=True, study_id=self.study_id) as ex:
+            now = time.time()
+            trials = self._trial_rows(ex)
+            expired = self._expired(trials, now)
+            if expired is not None:
+                ex(
+                    "UPDATE frontierbo_trials SET asked_at = :now, offers = offers + 1 "
+                    "WHERE study_id = :s AND number = :n",
+                    {"now": now, "s": self.study_id, "n": expired},
+                )
+                trials = self._trial_rows(ex)
+                return self._trial(next(r for r in trials if r[0] == expired))
+            number = len(trials)
+            row = self._suggest(ex, trials, number)
+            ex(
+                "INSERT INTO frontierbo_trials (study_id, number, row_index, state, value, "
+                "asked_at, told_at, offers) VALUES (:s, :n, :r, 'pending', NULL, :now, NULL, 1)",
+                {"s": self.study_id, "n": number, "r": row, "now": now},
+            )
+        return self._trial((number, row, "pending", None, now, None, 1))
+
+    def tell(self, trial: Trial | int, value) -> Trial:
+        """Record ``value`` for a pending ``trial`` (a :class:`Trial` or its number)."""
+        number = _trial_number(trial)
+        value = _finite_value(value)
+        with self.storage.transaction(write=True, study_id=self.study_id) as ex:
+            rows = ex(
+                "SELECT state FROM frontierbo_trials WHERE study_id = :s AND number = :n",
+                {"s": self.study_id, "n": number},
+            )
+            if not rows:
+                raise ValueError(
+                    f"trial {number} does not exist in study {self.name!r} (ask for one first)"
+                )
+            if rows[0][0] != "pending":
+                raise ValueError(f"trial {number} was already told; a trial is told once")
+            ex(
+                "UPDATE frontierbo_trials SET state = 'complete', value = :v, told_at = :now "
+                "WHERE study_id = :s AND number = :n",
+                {"v": value, "now": time.time(), "s": self.study_id, "n": number},
+            )
+            told = next(r for r in self._trial_rows(ex) if r[0] == number)
+        return self._trial(told)
+
+    def optimize(self, objective, n_trials: int, *, callbacks=()) -> Study:
+        """Ask, evaluate ``objective(trial)`` (a number) and tell, ``n_trials`` times.
+
+        An exception in ``objective`` propagates and leaves its trial pending (it is offered
+        again after ``pending_timeout``, or told later by hand)."""
+        if not isinstance(n_trials, Integral) or isinstance(n_trials, bool) or n_trials < 1:
+            raise ValueError(f"n_trials must be an integer >= 1, got {n_trials!r}")
+        for _ in range(int(n_trials)):
+            trial = self.ask()
+            told = self.tell(trial, objective(trial))
+            for callback in callbacks:
+                callback(self, told)
+        return self
+
+    # -- reading -----------------------------------------------------------------------------
+    @property
+    def trials(self) -> list[Trial]:
+        with self.storage.transaction(write=False) as ex:
+            return [self._trial(r) for r in self._trial_rows(ex)]
+
+    @property
+    def best_trial(self) -> Trial | None:
+        """The complete trial with the best value (the first of equals), or None."""
+        done = [t for t in self.trials if t.state == "complete"]
+        if not done:
+            return None
+        sign = 1.0 if self.direction == "maximize" else -1.0
+        return max(done, key=lambda t: (sign * t.value, -t.number))
+
+    @property
+    def best_value(self) -> float | None:
+        best = self.best_trial
+        return None if best is None else best.value
+
+    def best_so_far(self) -> np.ndarray:
+        """The best value after each told trial, in the order they were told."""
+        done = sorted(
+            (t for t in self.trials if t.state == "complete"), key=lambda t: (t.told_at, t.number)
+        )
+        values = np.array([t.value for t in done], dtype=float)
+        if values.size == 0:
+            return values
+        best = np.maximum.accumulate if self.direction == "maximize" else np.minimum.accumulate
+        return best(values)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _trial_rows(self, ex) -> list[tuple]:
+        return ex(
+            "SELECT number, row_index, state, value, asked_at, told_at, offers "
+            "FROM frontierbo_trials WHERE study_id = :s ORDER BY number",
+            {"s": self.study_id},
+        )
+
+    def _trial(self, r: tuple) -> Trial:
+        number, row, state, value, asked_at, told_at, offers = r
+        x = self.candidates[row]
+        params = {name: float(v) for name, v in zip(self.columns, x, strict=True)}
+        return Trial(number, row, x, params, state, value, asked_at, told_at, offers)
+
+    def _expired(self, trials: list[tuple], now: float) -> int | None:
+        if self.pending_timeout is None:
+            return None
+        stale = [r for r in trials if r[2] == "pending" and now - r[4] > self.pending_timeout]
+        return min(stale, key=lambda r: r[4])[0] if stale else None
+
+    def _suggest(self, ex, trials: list[tuple], number: int) -> int:
+        done = sorted((r for r in trials if r[2] == "complete"), key=lambda r: (r[5], r[0]))
+        sign = 1.0 if self.direction == "maximize" else -1.0
+        history = History(
+            candidates=self.candidates,
+            rows=np.array([r[1] for r in done], dtype=int),
+            values=sign * np.array([r[3] for r in done], dtype=float),
+            pending=np.array([r[1] for r in trials if r[2] == "pending"], dtype=int),
+            number=number,
+        )
+        rng = np.random.default_rng([self.seed, number])
+        context = SuggestContext(history, rng, self.seed, _FitCache(ex, self.study_id))
+        return int(self.sampler.suggest(context))
+
+
+# -- creating and loading -------------------------------------------------------------------------
+_STUDY_COLUMNS = (
+    "study_id, name, algorithm, settings, seed, columns, n_candidates, candidates, "
+    "candidates_sha256, pending_timeout, created_at, direction, frontierbo_version"
+)
+
+
+def create_study(
+    candidates,
+    *,
+    storage: str | os.PathLike = "study.db",
+    algorithm: str = "gp-ucb",
+    settings: dict | None = None,
+    name: str = DEFAULT_NAME,
+    columns=None,
+    direction: str = "maximize",
+    seed: int = 0,
+    pending_timeout: float | None = None,
+    load_if_exists: bool = False,
+) -> Study:
+    """A new study of ``candidates`` (n, d) in ``storage`` (a SQLite file by default).
+
+    ``algorithm`` / ``settings``: the sampler (``"gp-ucb"``, ``"random"``) and its keyword
+    arguments; ``columns``: feature names (default ``x0, x1, ...``); ``pending_timeout``: seconds
+    after which a pending trial is offered again (None: never). With ``load_if_exists`` an
+    existing study of that name is returned, provided its candidates are the same rows.
+    """
+    X = check_matrix(candidates, "candidates")
+    columns = [f"x{j}" for j in range(X.shape[1])] if columns is None else list(columns)
+    if len(columns) != X.shape[1] or len(set(columns)) != len(columns):
+        raise ValueError(f"columns must be {X.shape[1]} distinct names, got {columns!r}")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    if not isinstance(name, str) or not name or len(name) > 255:
+        raise ValueError(f"name must be a non-empty string of at most 255 characters, got {name!r}")
+    if not isinstance(seed, Integral) or isinstance(seed, bool) or not 0 <= seed < 2**63:
+        raise ValueError(f"seed must be an integer in [0, 2**63), got {seed!r}")
+    if pending_timeout is not None:
+        pending_timeout = check_real(pending_timeout, "pending_timeout", low=0.0)
+    sampler = make_sampler(algorithm, settings)  # validates the settings before writing
+    sha = candidates_sha256(X)
+    store = Storage(storage)
+    store.initialise(_version())
+    with store.transaction(write=True) as ex:
+        found = ex(f"SELECT {_STUDY_COLUMNS} FROM frontierbo_studies WHERE name = :n", {"n": name})
+        if not found:
+            study_id = ex("SELECT COALESCE(MAX(study_id), 0) + 1 FROM frontierbo_studies")[0][0]
+            row = (study_id, name, algorithm, json.dumps(sampler.settings()), int(seed),
+                   json.dumps(columns), X.shape[0], _encode(X), sha, pending_timeout,
+                   time.time(), direction, _version())  # fmt: skip
+            ex(
+                f"INSERT INTO frontierbo_studies ({_STUDY_COLUMNS}) VALUES (:a0, :a1, :a2, "
+                ":a3, :a4, :a5, :a6, :a7, :a8, :a9, :a10, :a11, :a12)",
+                {f"a{i}": v for i, v in enumerate(row)},
+            )
+            return Study(store, row)
+    if not load_if_exists:
+        raise ValueError(
+            f"storage {store.url!r} already has a study named {name!r}: load it with "
+            "load_study / --load-if-exists, or choose another name"
+        )
+    study = Study(store, found[0])
+    if study.candidates_sha256 != sha:
+        raise ValueError(
+            f"candidates differ from the rows study {name!r} was created with (sha256 "
+            f"{study.candidates_sha256[:12]}..., now {sha[:12]}...): a study's rows cannot change"
+        )
+    return study
+
+
+def load_study(*, storage: str | os.PathLike = "study.db", name: str | None = None) -> Study:
+    """The study ``name`` of ``storage`` (``name`` may be omitted when there is only one)."""
+    if isinstance(storage, str | os.PathLike) and _sqlite_missing(storage):
+        raise FileNotFoundError(f"storage {os.fspath(storage)!r} does not exist")
+    store = Storage(storage)
+    store.check_readable()
+    with store.transaction(write=False) as ex:
+        rows = ex(f"SELECT {_STUDY_COLUMNS} FROM frontierbo_studies ORDER BY study_id")
+    names = [r[1] for r in rows]
+    if name is None:
+        if len(rows) != 1:
+            raise ValueError(f"storage {store.url!r} holds {len(rows)} studies {names}: give name=")
+        return Study(store, rows[0])
+    if name not in names:
+        raise ValueError(f"storage {store.url!r} has no study named {name!r} (it has {names})")
+    return Study(store, rows[names.index(name)])
+
+
+def candidates_sha256(X: np.ndarray) -> str:
+    """sha256 of the rows as little-endian float64, with their shape."""
+    data = np.ascontiguousarray(X, dtype="<f8")
+    return hashlib.sha256(repr(data.shape).encode() + data.tobytes()).hexdigest()
+
+
+def _sqlite_missing(storage) -> bool:
+    from frontierbo.study.storage import _sqlite_path
+
+    path = _sqlite_path(os.fspath(storage))
+    return path is not None and not os.path.exists(path)
+
+
+def _encode(X: np.ndarray) -> str:
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(X, dtype="<f8"), allow_pickle=False)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _decode(blob: str) -> np.ndarray:
+    return np.load(io.BytesIO(base64.b64decode(blob)), allow_pickle=False)
+
+
+def _trial_number(trial) -> int:
+    if isinstance(trial, Trial):
+        return trial.number
+    if isinstance(trial, Integral) and not isinstance(trial, bool) and trial >= 0:
+        return int(trial)
+    raise ValueError(f"trial must be a Trial or a trial number >= 0, got {trial!r}")
+
+
+def _finite_value(value) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real | np.floating | np.integer):
+        raise ValueError(f"value must be a finite number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"value must be a finite number, got {value}")
+    return value
+
+
+__all__ = ["Study", "StorageError", "Trial", "create_study", "load_study"]
