@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 
-from frontierbo.core.fit import fit_hyperparameters, negative_log_likelihood
+from frontierbo.core.fit import (
+    LogNormalPriors,
+    fit_hyperparameters,
+    negative_log_likelihood,
+    negative_log_likelihood_direct,
+)
 from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.kernels import Matern32, Matern52, SquaredExponential, make_kernel
 
@@ -51,6 +56,42 @@ def test_nll_gradient_matches_finite_differences(kernel):
     nll, grad = negative_log_likelihood(theta, X, y, kernel)
     numeric = approx_fprime(theta, lambda t: negative_log_likelihood(t, X, y, kernel)[0], 1e-7)
     np.testing.assert_allclose(grad, numeric, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["se", "matern32", "matern52"])
+@pytest.mark.parametrize("ard", [True, False])
+def test_fast_nll_equals_the_textbook_formula(name, ard):
+    """The fast path (no W, no dK, lower-triangle inverse) against R&W (5.9) term by term."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(0, 1, (70, 3))
+    y = np.sin(4 * X).sum(axis=1) + 0.1 * rng.standard_normal(70)
+    template = make_kernel(name, np.ones(3) if ard else 1.0, 1.0)
+    for _ in range(3):
+        logs = np.log(rng.uniform(0.1, 1.5, 3 if ard else 1))
+        theta = np.concatenate([[rng.normal()], logs, [rng.uniform(-8, 0), rng.normal()]])
+        fast, grad_fast = negative_log_likelihood(theta, X, y, template)
+        direct, grad_direct = negative_log_likelihood_direct(theta, X, y, template)
+        assert fast == pytest.approx(direct, rel=1e-12, abs=1e-9)
+        np.testing.assert_allclose(grad_fast, grad_direct, rtol=1e-9, atol=1e-9)
+
+
+def test_map_fit_pulls_lengthscales_towards_the_prior():
+    """Three points of a function of x1 only: ML is free to send l_2 to its bound, the MAP
+    estimate keeps it near the prior's mode, and the penalty is the Gaussian's exponent."""
+    priors = LogNormalPriors.dimension_scaled(2)
+    assert priors.lengthscale_loc == pytest.approx(np.sqrt(2) + 0.5 * np.log(2))
+    theta = np.array([0.0, 1.0, 2.0, -4.0, 0.0])
+    value, grad = priors.penalty(theta)
+    z = (theta[1:3] - priors.lengthscale_loc) / np.sqrt(3)
+    assert value == pytest.approx(0.5 * (z @ z))
+    np.testing.assert_allclose(grad[1:3], z / np.sqrt(3))
+    assert grad[0] == grad[-1] == 0.0 and grad[-2] == 0.0  # log noise at its prior mean -4
+    X = np.array([[0.1, 0.2], [0.5, 0.9], [0.9, 0.4]])
+    y = np.sin(3 * X[:, 0])
+    ml = fit_hyperparameters(X, y, "matern52", n_restarts=3, seed=0)
+    post = fit_hyperparameters(X, y, "matern52", n_restarts=3, seed=0, priors=priors)
+    gap = lambda fit: abs(np.log(fit.kernel.lengthscale[1]) - priors.lengthscale_loc)  # noqa: E731
+    assert gap(post) < gap(ml)
 
 
 def test_make_kernel_rejects_unknown_and_bad_lengthscale():
