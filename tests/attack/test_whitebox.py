@@ -81,3 +81,19 @@ def test_invalid_settings_name_the_parameter():
         WhiteBoxPGD(_victim(), steps=0)
     with pytest.raises(ValueError, match="step_size"):
         WhiteBoxPGD(_victim(), step_size=0.0)
+
+
+def test_latent_pgd_searches_upsampled_fields():
+    """side = 2: the perturbation is Up(z) of a 2 x 2 field; a constant field reaches the same
+    mean as the full-resolution search on this mean-only victim."""
+    from frontierbo.attack.resize import upsample
+
+    victim = _victim()
+    oracle = _oracle(victim, 1, 0.3)
+    result = execute(WhiteBoxPGD(victim, side=2), oracle, seed=0)
+    assert result.success and oracle.queries == 1
+    u = (result.x_adv - oracle.x0) / 0.3
+    z = u[[0, 0, 3, 3], [0, 3, 0, 3], 0].reshape(2, 2, 1)  # the corners carry the field
+    np.testing.assert_allclose(upsample(z, (4, 4, 1)), u, atol=1e-6)
+    with pytest.raises(ValueError, match="side"):
+        WhiteBoxPGD(victim, side=0)

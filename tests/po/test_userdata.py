@@ -267,9 +267,10 @@ def test_po_gp_ucb_runs_warns_and_reports_release(smooth_csv, gp_result, tmp_pat
     rel = result["release"]
     assert set(rel) >= {"omega", "sigma_min", "branch", "c_prime"}
     assert rel["branch"] in {"if", "else"} and rel["r"] == 10
-    # same seed -> same hyperparameters and initial rows as the gp-ucb baseline
+    # same seed -> same initial rows as the gp-ucb baseline; each learns its own GP
     assert result["initial_indices"] == gp_result["initial_indices"]
-    assert result["hyperparameters"] == gp_result["hyperparameters"]
+    assert result["hyperparameters"]["source"].startswith("queried rows only")
+    assert len(result["hyperparameters"]["lengthscales"]) == 1  # isotropic on the release
     assert len(result["queried_indices"]) == 20
     stored = json.loads((tmp_path / RESULT_FILENAME).read_text())
     assert stored == result
@@ -346,6 +347,7 @@ def no_fit(monkeypatch):
         raise AssertionError("the fit ran: the check came too late")
 
     monkeypatch.setattr("frontierbo.po.userdata.fit_hyperparameters", fit)
+    monkeypatch.setattr("frontierbo.study.samplers.fit_hyperparameters", fit)
 
 
 def test_small_epsilon_gaussian_release_runs_from_the_cli(tiny_csv, cli, tmp_path):
@@ -417,7 +419,7 @@ def test_values_near_the_float_limit_are_named_before_any_work(tmp_path, no_fit)
 
 
 def test_progress_shows_the_fit_then_the_queries_on_stderr(tiny_csv, capsys):
-    run_on_csv(tiny_csv, "f", "gp-ucb", 2, 0, fit_restarts=2, progress=True)
+    run_on_csv(tiny_csv, "f", "gp-ucb", 2, 0, fit_restarts=2, progress=True, prefit_on_table=True)
     err = capsys.readouterr().err
     # A fast run draws each bar once (tqdm redraws at most every 0.1 s): the totals show.
     assert "gp-ucb: fitting the GP (5 rows)" in err and "/2 [" in err  # 2 restarts
@@ -455,3 +457,59 @@ def test_gp_ucb_rejects_the_flags_of_po_gp_ucb(tiny_csv, cli):
     )
     assert status == 2
     assert "unrecognized arguments: --epsilon 0 --delta 5 --r 0 --mechanism gaussian" in err
+
+
+# -- where the hyperparameters come from (issue 13) ------------------------------------------------
+@pytest.mark.parametrize("algorithm", ["gp-ucb", "po-gp-ucb"])
+def test_by_default_fits_see_only_queried_rows(smooth_csv, monkeypatch, algorithm):
+    """Every fit's targets are standardised values of rows already queried, never the table."""
+    import frontierbo.study.samplers as samplers
+
+    real, seen = samplers.fit_hyperparameters, []
+
+    def spy(X, y, **kwargs):
+        seen.append(len(y))
+        return real(X, y, **kwargs)
+
+    monkeypatch.setattr(samplers, "fit_hyperparameters", spy)
+    kwargs = PO_ARGS if algorithm == "po-gp-ucb" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotDifferentiallyPrivateWarning)
+        result = run_on_csv(smooth_csv, "y", algorithm, 15, 3, features=["a", "b"], **kwargs)
+    assert seen and max(seen) <= 1 + 15  # n_init + queries told so far
+    assert seen == sorted(seen)  # one fit per new observation count, growing
+    assert result["hyperparameters"]["fit_points"] == max(seen)
+
+
+def test_prefit_on_table_fits_the_whole_column_first(smooth_csv, monkeypatch):
+    import frontierbo.po.userdata as userdata
+
+    real, seen = userdata.fit_hyperparameters, []
+
+    def spy(X, y, **kwargs):
+        seen.append(len(y))
+        return real(X, y, **kwargs)
+
+    monkeypatch.setattr(userdata, "fit_hyperparameters", spy)
+    result = run_on_csv(
+        smooth_csv, "y", "gp-ucb", 5, 3, features=["a", "b"], fit_restarts=1, prefit_on_table=True
+    )
+    assert seen == [200]  # every row of the table, before the first query
+    assert result["hyperparameters"]["source"].startswith("table")
+
+
+def test_prefit_flag_on_the_command_line(smooth_csv, cli):
+    status, out, err = cli(
+        ["run", "gp-ucb", "--data", smooth_csv, "--target", "y", "--features", "a", "b",
+         "--iterations", "3", "--prefit-on-table"]
+    )  # fmt: skip
+    assert status == 0, err
+
+
+def test_prefit_flag_is_explained_in_help(capsys):
+    from frontierbo.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "gp-ucb", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--prefit-on-table" in out and "rows of the target column" in out

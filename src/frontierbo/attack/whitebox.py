@@ -12,7 +12,9 @@ Projected sign-gradient ascent on y of (5.2) over the normalised full-resolution
 ``u in [-1, 1]^D`` (Madry et al. 2018), through the oracle's range mode: ``clip(x_0 +
 delta_max u)`` or the reference code's ``(x_0 + delta_max u) / (1 + 2 delta_max)``. Starts:
 ``u = 0``, then uniform random ones; stops at the first ``u`` the victim classifies as the
-target and submits it, else submits the best ``u`` seen.
+target and submits it, else submits the best ``u`` seen. With ``side`` the ascent runs on a
+``side x side x c`` latent field ``z`` and ``u = Up(z)``, the search space BOS² and BayesOpt use
+(``benchmarks/attack_feasibility.py`` compares the sides).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 
 from frontierbo._validation import check_int, check_real
 from frontierbo.attack.oracle import TINY, QueryOracle
+from frontierbo.attack.resize import interpolation_matrix, upsample
 
 
 @dataclass(frozen=True)
@@ -35,37 +38,56 @@ class WhiteBoxPGD:
     steps: int = 200
     step_size: float = 0.05
     starts: int = 2
+    #: search a ``side x side x c`` latent field upsampled bilinearly (as BOS² does) instead of
+    #: the full-resolution perturbation (None)
+    side: int | None = None
     name: str = "pgd"
 
     def __post_init__(self):
         check_int(self.steps, "steps", low=1)
         check_real(self.step_size, "step_size", low=0.0)
         check_int(self.starts, "starts", low=1)
+        if self.side is not None:
+            check_int(self.side, "side", low=1)
 
     def attack(self, oracle: QueryOracle, rng: np.random.Generator, details: dict) -> None:
         import torch
 
-        u_best, y_best = np.zeros(oracle.x0.shape), -np.inf
+        up = self._upsampler(oracle.x0.shape)
+        shape = oracle.x0.shape if self.side is None else (self.side, self.side, oracle.x0.shape[2])
+        z_best, y_best = np.zeros(shape), -np.inf
         for start in range(self.starts):
-            u0 = np.zeros(oracle.x0.shape) if start == 0 else rng.uniform(-1, 1, oracle.x0.shape)
+            z0 = np.zeros(shape) if start == 0 else rng.uniform(-1, 1, shape)
             with torch.enable_grad():
-                u, y, hit = self._ascend(oracle, u0)
+                z, y, hit = self._ascend(oracle, z0, up)
             if hit or y > y_best:
-                u_best, y_best = u, y
+                z_best, y_best = z, y
             if hit:
                 break
         details["white_box_objective"] = float(y_best)
-        oracle(u_best)
+        oracle(upsample(z_best, oracle.x0.shape) if self.side is not None else z_best)
 
-    def _ascend(self, oracle: QueryOracle, u0: np.ndarray):
+    def _upsampler(self, image_shape):
+        """``z -> Up(z)`` in torch (identity at full resolution)."""
+        import torch
+
+        if self.side is None:
+            return lambda z: z
+        height, width, _ = image_shape
+        kw = {"dtype": torch.float32, "device": self.victim.device}
+        A_h = torch.tensor(interpolation_matrix(self.side, height), **kw)
+        A_w = torch.tensor(interpolation_matrix(self.side, width), **kw)
+        return lambda z: torch.einsum("hi,nijc,wj->nhwc", A_h, z, A_w)
+
+    def _ascend(self, oracle: QueryOracle, z0: np.ndarray, up):
         import torch
 
         device = self.victim.device
         x0 = torch.tensor(np.array(oracle.x0), dtype=torch.float32, device=device)[None]
-        u = torch.as_tensor(u0, dtype=torch.float32, device=device)[None].requires_grad_(True)
-        best_u, best_y = u0, -np.inf
+        u = torch.as_tensor(z0, dtype=torch.float32, device=device)[None].requires_grad_(True)
+        best_u, best_y = z0, -np.inf
         for _ in range(self.steps + 1):
-            x = self._input(oracle, x0, u)
+            x = self._input(oracle, x0, up(u))
             p = torch.softmax(self.victim.module_logits(x).double(), dim=1)[0]
             p_target = p[oracle.target]
             y = torch.log(p_target + TINY) - torch.log(p.sum() - p_target + TINY)  # (5.2)

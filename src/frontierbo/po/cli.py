@@ -32,6 +32,13 @@ def _add_csv_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-init", type=int, default=1, help="random initial rows (1)")
     parser.add_argument("--out", type=Path, default=None, help="directory for result.json")
+    parser.add_argument(
+        "--prefit-on-table",
+        action="store_true",
+        help="before the first query, fit the GP hyperparameters by maximum likelihood on up "
+        "to 2000 rows of the target column, as the papers do (the optimiser then knows those "
+        "values); default: learn them from the queried rows only, like a study",
+    )
 
 
 def add_run_commands(run: argparse._SubParsersAction) -> None:
@@ -81,6 +88,7 @@ def _run_csv(args) -> str:
         n_init=args.n_init,
         out=args.out,
         mechanism=args.mechanism if private else "random_projection",
+        prefit_on_table=args.prefit_on_table,
     )
     return with_written_note(format_result(result), args.out)
 

@@ -6,17 +6,30 @@ sees the rows it queries: the target column plays the oracle, with no extra obse
 because the recorded values already are the outputs. Regret is measured against the best row in
 the file.
 
-What happens in :func:`run_on_csv` (spec §1.2 and §2.3):
+What happens in :func:`run_on_csv` depends on where the GP hyperparameters come from.
 
+By default (like a study, :mod:`frontierbo.study`) they come only from the rows queried so far:
+    ``gp-ucb``: the study's GP-UCB sampler (Matérn-5/2 ARD on the unit-cube-scaled features, MAP
+    hyperparameters refitted on the observed values after every query, UCB with beta = 4).
+    ``po-gp-ucb``: the curator scales every column by its range (no output involved), centres
+    them and scales to a largest row norm of 25, and releases ``Z`` (Algorithm 1); the modeler
+    runs the same sampler on ``Z`` with one isotropic lengthscale, asking the curator for outputs
+    by row index only (Algorithm 2's protocol, hyperparameters learned by the modeler).
+
+With ``prefit_on_table=True`` (``--prefit-on-table``), as the papers do (spec §1.2 and §2.3):
 P0  The curator fits GP hyperparameters by maximum likelihood (ARD squared exponential, constant
-    mean, Gaussian noise; at most 2000 rows; seeded) on the raw inputs. It divides every feature
-    column by its fitted length-scale, centres the columns and scales them to a largest row norm
-    of 25 (factor ``s``), so the modeler's isotropic length-scale is ``s``.
+    mean, Gaussian noise; at most 2000 rows; seeded) on the raw inputs **and the whole target
+    column**. It divides every feature column by its fitted length-scale, centres the columns and
+    scales them to a largest row norm of 25 (factor ``s``), so the modeler's isotropic
+    length-scale is ``s``.
     ``gp-ucb``: GP-UCB (delta' = 0.025) on those normalised inputs.
     ``po-gp-ucb``: ``Curator`` -> ``release()`` (Algorithm 1) -> ``POGPUCBModeler`` on the release
     ``Z``, which talks to the curator only through row indices (Algorithm 2).
+    The optimiser has then seen up to 2000 values before its first query: fine for reproducing
+    the papers, not optimisation.
 
-Both algorithms get the same hyperparameters and the same random initial rows for a given seed.
+Both algorithms get the same random initial rows (and, prefitted, the same hyperparameters)
+for a given seed.
 We always maximise internally: with ``minimize=True`` the target is negated on loading and every
 value reported back (best value, regret) is given in the target's original units and sign.
 
@@ -58,6 +71,7 @@ from frontierbo.po.gaussian_release import GaussianRowMechanism, noise_aware_hyp
 from frontierbo.po.po_gp_ucb import Curator, POGPUCBModeler, random_initial_rows
 from frontierbo.po.problems.base import DEFAULT_MAX_NORM, preprocess_inputs
 from frontierbo.po.random_projection import RandomProjectionMechanism
+from frontierbo.study.samplers import GPUCBSampler, SamplerAskTell
 
 __all__ = [
     "ALGORITHMS",
@@ -237,6 +251,7 @@ def run_on_csv(
     fit_restarts: int = 3,
     mechanism: str = "random_projection",
     progress: bool | None = None,
+    prefit_on_table: bool = False,
 ) -> dict:
     """Optimise the target column of a CSV file with GP-UCB or PO-GP-UCB (see module doc).
 
@@ -258,6 +273,8 @@ def run_on_csv(
         progress: progress bars on stderr (the fit, then the queries): None (default) shows
             them on a terminal for a run that lasts more than :data:`PROGRESS_DELAY` seconds,
             True always, False never.
+        prefit_on_table: fit the hyperparameters on the whole target column first, as the
+            papers do (module doc); default False: learn them from the queried rows only.
 
     Returns:
         A JSON-ready dict: ``algorithm, data, target, features, minimize, n, d, iterations,
@@ -300,41 +317,28 @@ def run_on_csv(
     # and the initial rows for a given seed.
     fit_ss, init_ss, curator_ss = np.random.SeedSequence(seed).spawn(3)
 
-    # P0: hyperparameters on the raw inputs, then isotropic, centred, max row norm 25.
-    fit_points = min(n, FIT_MAX_POINTS)
-    fit_desc = f"{algorithm}: fitting the GP ({fit_points} rows)"
-    with _bar(progress, fit_restarts, fit_desc, at_once=fit_points >= SLOW_FIT_ROWS) as bar:
-        fit = fit_hyperparameters(
-            X_raw,
-            y,
-            kernel="se",
-            ard=True,
-            n_restarts=fit_restarts,
-            seed=np.random.default_rng(fit_ss),
-            max_points=FIT_MAX_POINTS,
-            callback=lambda restart: bar.update(max(restart - bar.n, 0)),
-        )
-        bar.update(fit_restarts - bar.n)
-    raw_lengthscales = np.atleast_1d(fit.kernel.lengthscale).astype(float)
+    if prefit_on_table:  # P0: hyperparameters on the raw table, isotropic, max row norm 25
+        fit = _prefit(X_raw, y, fit_ss, fit_restarts, progress, algorithm)
+        raw_lengthscales = np.atleast_1d(fit.kernel.lengthscale).astype(float)
+    else:  # each column by its range: no output involved
+        fit, raw_lengthscales = None, _column_ranges(X_raw)
     inputs, scale = preprocess_inputs(X_raw, raw_lengthscales, DEFAULT_MAX_NORM)
-    hyper = {
-        "lengthscale": scale,  # isotropic, in the units of the normalised inputs
-        "signal_variance": fit.kernel.variance,
-        "noise_variance": fit.noise_variance,
-        "prior_mean": fit.mean,
-    }
     initial = random_initial_rows(n, n_init, np.random.default_rng(init_ss))
 
     release_info = None
+    learned = None
     if algorithm == "gp-ucb":
-        optimizer = GPUCB(
-            inputs,
-            make_kernel("se", scale, fit.kernel.variance),
-            fit.noise_variance,
-            fit.mean,
-            beta="srinivas",
-            delta=DELTA_PRIME,
-        )
+        if fit is not None:
+            optimizer = GPUCB(
+                inputs,
+                make_kernel("se", scale, fit.kernel.variance),
+                fit.noise_variance,
+                fit.mean,
+                beta="srinivas",
+                delta=DELTA_PRIME,
+            )
+        else:
+            optimizer = learned = SamplerAskTell(X_raw, GPUCBSampler(), seed)
         with _bar(progress, n_init + iterations, f"{algorithm}: queries") as bar:
             oracle = _Counted(TableOracle(y), bar)
             bo = run_bo(optimizer, oracle, iterations, initial, true_values=y)
@@ -346,16 +350,27 @@ def run_on_csv(
             mech = RandomProjectionMechanism(eps, dlt, proj_dim)  # warns: not DP
         curator = Curator(inputs, y, mech, seed=np.random.default_rng(curator_ss))
         release = curator.release()
-        if mechanism == "gaussian":
-            noise = (release.info["noise_std"], release.Z.shape[1])
-            hyper.update(
-                noise_aware_hyperparameters(
-                    scale, hyper["signal_variance"], hyper["noise_variance"], *noise
-                )
-            )
-        modeler = POGPUCBModeler.from_release(release, delta_prime=DELTA_PRIME, **hyper)
         with _bar(progress, n_init + iterations, f"{algorithm}: queries") as bar:
-            bo = modeler.optimize(_Counted(curator, bar), iterations, initial, true_values=y)
+            if fit is not None:
+                hyper = {
+                    "lengthscale": scale,  # isotropic, in the units of the normalised inputs
+                    "signal_variance": fit.kernel.variance,
+                    "noise_variance": fit.noise_variance,
+                    "prior_mean": fit.mean,
+                }
+                if mechanism == "gaussian":
+                    noise = (release.info["noise_std"], release.Z.shape[1])
+                    hyper.update(
+                        noise_aware_hyperparameters(
+                            scale, hyper["signal_variance"], hyper["noise_variance"], *noise
+                        )
+                    )
+                modeler = POGPUCBModeler.from_release(release, delta_prime=DELTA_PRIME, **hyper)
+                bo = modeler.optimize(_Counted(curator, bar), iterations, initial, true_values=y)
+            else:  # the modeler learns one isotropic lengthscale on Z from its own queries
+                sampler = GPUCBSampler(ard=False, scaling="none")
+                learned = SamplerAskTell(release.Z, sampler, seed)
+                bo = run_bo(learned, _Counted(curator, bar), iterations, initial, true_values=y)
         keys = ("omega", "sigma_min", "branch", "c_prime", "noise_std", "epsilon", "delta", "r")
         release_info = {"mechanism": mechanism} | {
             k: release.info[k] for k in keys if k in release.info
@@ -375,17 +390,7 @@ def run_on_csv(
         "iterations": iterations,
         "n_init": n_init,
         "seed": seed,
-        "hyperparameters": {
-            "lengthscales": raw_lengthscales.tolist(),
-            "signal_variance": float(fit.kernel.variance),
-            "noise_variance": float(fit.noise_variance),
-            "mean": float(fit.mean),
-            "fit_points": int(fit.n_points),
-            "scale": float(scale),
-            "lengthscale": float(scale),
-            "max_norm": DEFAULT_MAX_NORM,
-            "delta_prime": DELTA_PRIME,
-        },
+        "hyperparameters": _hyperparameters(fit, learned, raw_lengthscales, scale),
         "best": {
             "index": best_row,
             "value": float(sign * y[best_row]),
@@ -404,6 +409,57 @@ def run_on_csv(
     if out is not None:
         write_json_atomic(out / RESULT_FILENAME, result, strict=True)
     return result
+
+
+def _prefit(X_raw, y, fit_ss, fit_restarts: int, progress, algorithm: str):
+    """P0: maximum likelihood on (up to FIT_MAX_POINTS rows of) the whole table."""
+    fit_points = min(X_raw.shape[0], FIT_MAX_POINTS)
+    fit_desc = f"{algorithm}: fitting the GP ({fit_points} rows)"
+    with _bar(progress, fit_restarts, fit_desc, at_once=fit_points >= SLOW_FIT_ROWS) as bar:
+        fit = fit_hyperparameters(
+            X_raw,
+            y,
+            kernel="se",
+            ard=True,
+            n_restarts=fit_restarts,
+            seed=np.random.default_rng(fit_ss),
+            max_points=FIT_MAX_POINTS,
+            callback=lambda restart: bar.update(max(restart - bar.n, 0)),
+        )
+        bar.update(fit_restarts - bar.n)
+    return fit
+
+
+def _column_ranges(X_raw: np.ndarray) -> np.ndarray:
+    span = np.ptp(X_raw, axis=0)
+    return np.where(span > 0, span, 1.0)
+
+
+def _hyperparameters(fit, learned, raw_lengthscales, scale: float) -> dict:
+    """What the result reports about the GP: the table fit (prefit), or the last fit the sampler
+    made on the queried rows (in its own units: unit-cube features, standardised outputs)."""
+    common = {"scale": float(scale), "max_norm": DEFAULT_MAX_NORM}
+    if fit is not None:
+        return {
+            "source": "table: maximum likelihood on the target column (--prefit-on-table)",
+            "lengthscales": raw_lengthscales.tolist(),
+            "signal_variance": float(fit.kernel.variance),
+            "noise_variance": float(fit.noise_variance),
+            "mean": float(fit.mean),
+            "fit_points": int(fit.n_points),
+            "lengthscale": float(scale),
+            "delta_prime": DELTA_PRIME,
+        } | common
+    last = learned.last_fit() or {}
+    return {
+        "source": "queried rows only: MAP, refitted after every query",
+        "lengthscales": last.get("lengthscale"),
+        "signal_variance": last.get("variance"),
+        "noise_variance": last.get("noise_variance"),
+        "mean": last.get("mean"),
+        "fit_points": last.get("observations"),
+        "units": "inputs scaled as the sampler scales them, outputs standardised",
+    } | common
 
 
 def _bar(progress: bool | None, total: int, desc: str, at_once: bool = False) -> tqdm:

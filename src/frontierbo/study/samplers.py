@@ -25,6 +25,7 @@ from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.kernels import make_kernel
 
 KERNELS = ("matern52", "matern32", "se")
+SCALINGS = ("unit-cube", "none")
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,11 @@ class GPUCBSampler:
     kernel: str = "matern52"
     refit_every: int = 1
     fit_restarts: int = 2
+    #: one lengthscale per column (True) or one for all (False: for inputs whose distances
+    #: already mean something, such as PO-GP-UCB's release)
+    ard: bool = True
+    #: "unit-cube": columns scaled by the candidates' ranges; "none": the candidates as given
+    scaling: str = "unit-cube"
     name: str = field(default="gp-ucb", init=False)
 
     def __post_init__(self):
@@ -119,6 +125,10 @@ class GPUCBSampler:
             raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
         check_int(self.refit_every, "refit_every", low=1)
         check_int(self.fit_restarts, "fit_restarts", low=1)
+        if not isinstance(self.ard, bool):
+            raise ValueError(f"ard must be true or false, got {self.ard!r}")
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
 
     def settings(self) -> dict:
         out = asdict(self)
@@ -145,16 +155,15 @@ class GPUCBSampler:
     def posterior(self, h: History, context: SuggestContext) -> FiniteDomainGP:
         """The GP on the unit-cube candidates given the standardised observations, pending
         rows hallucinated at the posterior mean."""
-        X = unit_cube(h.candidates)
+        X = unit_cube(h.candidates) if self.scaling == "unit-cube" else h.candidates
         mu, sd = h.values.mean(), h.values.std()
         y = (h.values - mu) / (sd if sd > 0 else 1.0)
         hyper = self.hyperparameters(X, h, context)
         # the fit standardised its own (earlier) values: carry its mean and scales over
         ratio = hyper["y_std"] / (sd if sd > 0 else 1.0)
         mean = (hyper["mean"] * hyper["y_std"] + hyper["y_mean"] - mu) / (sd if sd > 0 else 1.0)
-        kernel = make_kernel(
-            self.kernel, np.asarray(hyper["lengthscale"]), hyper["variance"] * ratio**2
-        )
+        lengthscale = np.asarray(hyper["lengthscale"]) if self.ard else hyper["lengthscale"][0]
+        kernel = make_kernel(self.kernel, lengthscale, hyper["variance"] * ratio**2)
         gp = FiniteDomainGP(X, kernel, hyper["noise_variance"] * ratio**2, mean)
         for row, value in zip(h.rows, y, strict=True):
             gp.add(int(row), float(value))
@@ -177,7 +186,7 @@ class GPUCBSampler:
         if np.ptp(values) == 0:  # nothing to learn a scale from yet: the priors' modes
             return {
                 "variance": 1.0,
-                "lengthscale": [float(np.exp(priors.lengthscale_loc))] * X.shape[1],
+                "lengthscale": [float(np.exp(priors.lengthscale_loc))] * (X.shape[1] if self.ard else 1),
                 "noise_variance": float(np.exp(priors.noise_loc)),
                 "mean": 0.0, "y_mean": y_mean, "y_std": y_std, "observations": t_fit,
             }  # fmt: skip
@@ -185,7 +194,7 @@ class GPUCBSampler:
             X[h.rows[:t_fit]],
             (values - y_mean) / y_std,
             kernel=self.kernel,
-            ard=True,
+            ard=self.ard,
             n_restarts=self.fit_restarts,
             seed=np.random.default_rng([context.seed, t_fit]),
             min_noise_variance=1e-6,
@@ -209,6 +218,54 @@ def unit_cube(candidates: np.ndarray) -> np.ndarray:
     """Each column scaled to [0, 1] by the candidate set's range (constant columns: 0)."""
     lo, span = candidates.min(axis=0), np.ptp(candidates, axis=0)
     return (candidates - lo) / np.where(span > 0, span, 1.0)
+
+
+class SamplerAskTell:
+    """A sampler as an in-memory ask / tell optimiser (no database): the ``core.loop`` interface
+    (``ask() -> row``, ``tell(row, y)``) for replaying a table, with a study's seeding, so a
+    replay asks what a study with the same seed would (``run ... --data`` uses it).
+
+    Rows told without being asked (an initial design) count as observations; an ask not yet
+    told is pending, and asking again before telling returns it.
+    """
+
+    def __init__(self, candidates, sampler, seed: int = 0):
+        self.candidates = np.asarray(candidates, dtype=float)
+        self.sampler, self.seed = sampler, check_int(seed, "seed", low=0)
+        self.rows: list[int] = []
+        self.values: list[float] = []
+        self.fits = _DictFits()
+        self._pending: int | None = None
+
+    def ask(self) -> int:
+        if self._pending is None:
+            number = len(self.rows)
+            history = History(
+                self.candidates,
+                np.array(self.rows, dtype=int),
+                np.array(self.values, dtype=float),
+                np.array([], dtype=int),
+                number,
+            )
+            rng = np.random.default_rng([self.seed, number])
+            context = SuggestContext(history, rng, self.seed, self.fits)
+            self._pending = int(self.sampler.suggest(context))
+        return self._pending
+
+    def tell(self, row: int, y: float) -> None:
+        self.rows.append(int(row))
+        self.values.append(float(y))
+        if row == self._pending:
+            self._pending = None
+
+    def last_fit(self) -> dict | None:
+        """The most recent hyperparameters the sampler fitted (None before any fit)."""
+        return self.fits[max(self.fits)] if self.fits else None
+
+
+class _DictFits(dict):
+    def put(self, observations: int, hyper: dict) -> None:
+        self[observations] = hyper
 
 
 #: The samplers a study can name (``algorithm=``); systems add theirs through the registry.

@@ -1,0 +1,73 @@
+"""How many BOS² instances can be reached at all: white-box PGD on the victims, per latent side
+and range mode.
+
+The black-box attacks search ``u = Up(z)`` for a latent field ``z`` of side s (BOS² picks
+s in 6..18; BayesOpt 6..20) inside the L∞ ball. A white-box PGD in the same space bounds what
+they can reach. For each range mode and side this runs
+:class:`~frontierbo.attack.whitebox.WhiteBoxPGD` on the reproduction's instances and prints the
+fraction it reached. ``full`` is the full-resolution perturbation. PGD uses 200 sign steps and
+two starts; every success is checked by one oracle query.
+
+Its purpose is to explain the gap between our ASR and the thesis's (docs/bos2-attack.md,
+"Feasibility"): a clipped L∞ ball reaches fewer instances than the reference code's rescaling,
+which shrinks the image towards 0 and lets the perturbation leave the ball.
+
+Run: ``python benchmarks/attack_feasibility.py [--dataset mnist] [--images 10]
+[--sides 6,10,14,18,full] [--modes clip,rescale]`` (the attack extra; about 10 s per 90
+MNIST instances and side).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+
+def feasibility(dataset: str, images: int, side, mode: str) -> tuple[int, int]:
+    """(reached, instances) over the first ``images`` images x 9 targets."""
+    from frontierbo.attack import experiment as ex
+    from frontierbo.attack.base import execute
+    from frontierbo.attack.oracle import QueryOracle
+    from frontierbo.attack.whitebox import WhiteBoxPGD
+
+    victim = ex._victim(dataset)
+    pixels, labels = ex._test_images(dataset)
+    attack = WhiteBoxPGD(victim, side=side)
+    reached = total = 0
+    for image in ex.chosen_images(dataset, 0)[:images]:
+        for target in ex.instance_targets(int(labels[image]), 9):
+            oracle = QueryOracle(
+                victim, pixels[image], target, ex.DELTA_MAX[dataset], budget=1, range_mode=mode
+            )
+            reached += execute(attack, oracle, seed=ex.seed_for(0, dataset, image, target)).success
+            total += 1
+    return reached, total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dataset", choices=("mnist", "cifar10"), default="mnist")
+    parser.add_argument("--images", type=int, default=10)
+    parser.add_argument("--sides", default="6,10,14,18,full")
+    parser.add_argument("--modes", default="clip,rescale")
+    args = parser.parse_args()
+
+    import torch
+
+    torch.set_num_threads(1)
+    sides = [None if s == "full" else int(s) for s in args.sides.split(",")]
+    print(f"{args.dataset}, first {args.images} images x 9 targets, white-box PGD reached:")
+    print(f"{'mode':>8} {'side':>5} {'reached':>9} {'fraction':>9} {'seconds':>8}")
+    for mode in args.modes.split(","):
+        for side in sides:
+            start = time.perf_counter()
+            reached, total = feasibility(args.dataset, args.images, side, mode)
+            print(
+                f"{mode:>8} {side or 'full':>5} {reached:>4}/{total:<4} {reached / total:>9.1%} "
+                f"{time.perf_counter() - start:>8.1f}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
