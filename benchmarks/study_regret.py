@@ -22,6 +22,8 @@ Methods, all with the same candidates, budget and initial design size n0 =
 
 * ``ours``: ``frontierbo.create_study(..., algorithm="gp-ucb")`` in a temporary SQLite file,
   default settings; the time is that of ``study.ask()`` (one database transaction included).
+* ``ours-ei``: the same study with ``algorithm="gp-ei"``: log expected improvement on the same
+  model (our answer to BoTorch's qLogEI, on our GP and fits).
 * ``botorch``: BoTorch 0.18 ``SingleTaskGP`` with its defaults, ``Normalize(d, bounds=`` the
   candidates' column ranges ``)`` and ``Standardize(1)``, refitted with ``fit_gpytorch_mll``
   before every suggestion; ``qLogExpectedImprovement`` (q = 1) maximised over the rows not yet
@@ -80,7 +82,9 @@ from frontierbo.study.samplers import GPUCBSampler, RandomSampler, SamplerAskTel
 from frontierbo.study.study import candidates_sha256, create_study
 
 PROBLEMS = ("branin", "hartmann3", "hartmann6", "property")
-METHODS = ("ours", "botorch", "optuna-gp", "optuna-tpe", "random")
+METHODS = ("ours", "ours-ei", "botorch", "optuna-gp", "optuna-tpe", "random")
+#: our study algorithm behind each of our method names
+OURS = {"ours": "gp-ucb", "ours-ei": "gp-ei"}
 CHECKPOINTS = (20, 40, 80)
 FORMAT = "frontierbo-study-regret/1"
 INSTALL_HINT = (
@@ -154,11 +158,13 @@ def make_problem(name: str, seed: int) -> Problem:
 
 
 # -- methods: each returns (rows in query order, seconds per suggestion) --------------------------
-def run_ours(p: Problem, budget: int, seed: int) -> tuple[list[int], list[float]]:
+def run_ours(
+    p: Problem, budget: int, seed: int, algorithm: str = "gp-ucb"
+) -> tuple[list[int], list[float]]:
     rows, seconds = [], []
     with tempfile.TemporaryDirectory(prefix="study-regret-") as folder:
         study = create_study(
-            p.candidates, storage=os.path.join(folder, "study.db"), algorithm="gp-ucb", seed=seed
+            p.candidates, storage=os.path.join(folder, "study.db"), algorithm=algorithm, seed=seed
         )
         for _ in range(budget):
             start = time.perf_counter()
@@ -259,8 +265,8 @@ def run_optuna(p: Problem, budget: int, seed: int, kind: str) -> tuple[list[int]
 
 
 def run_method(method: str, p: Problem, budget: int, seed: int):
-    if method == "ours":
-        return run_ours(p, budget, seed)
+    if method in OURS:
+        return run_ours(p, budget, seed, OURS[method])
     if method == "botorch":
         return run_botorch(p, budget, seed)
     if method == "random":
@@ -385,20 +391,19 @@ def print_tables(runs: list[dict], args) -> None:
 def print_ratios(rows: dict, Ts: list[int]) -> None:
     """Per baseline and T: our mean regret / its mean regret, and "ok" when ours <= its mean +
     its standard error (within its s.e. or better); then its time per suggestion / ours."""
-    if "ours" not in rows:
-        return
-    ours, our_sec, _ = rows["ours"]
-    print(f"\n| ours vs | {' | '.join(f'regret ratio T = {T}' for T in Ts)} | time ratio |")
-    print(f"|---|{'---|' * len(Ts)}---|")
-    for base in [m for m in rows if m not in ("ours", "random")]:
-        theirs, their_sec, _ = rows[base]
-        cells = []
-        for T in Ts:
-            (a, _), (b, se) = ours[T], theirs[T]
-            ratio = "0 / 0" if a == b == 0 else (f"{a / b:.2f}" if b > 0 else "inf")
-            ok = "ok" if a <= b + (0.0 if math.isnan(se) else se) else "WORSE"
-            cells.append(f"{ratio} ({ok})")
-        print(f"| {base} | {' | '.join(cells)} | {their_sec / our_sec:.3g}x |")
+    for name in [m for m in OURS if m in rows]:
+        ours, our_sec, _ = rows[name]
+        print(f"\n| {name} vs | {' | '.join(f'regret ratio T = {T}' for T in Ts)} | time ratio |")
+        print(f"|---|{'---|' * len(Ts)}---|")
+        for base in [m for m in rows if m not in (*OURS, "random")]:
+            theirs, their_sec, _ = rows[base]
+            cells = []
+            for T in Ts:
+                (a, _), (b, se) = ours[T], theirs[T]
+                ratio = "0 / 0" if a == b == 0 else (f"{a / b:.2f}" if b > 0 else "inf")
+                ok = "ok" if a <= b + (0.0 if math.isnan(se) else se) else "WORSE"
+                cells.append(f"{ratio} ({ok})")
+            print(f"| {base} | {' | '.join(cells)} | {their_sec / our_sec:.3g}x |")
 
 
 # -- entry point ----------------------------------------------------------------------------------

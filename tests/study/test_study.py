@@ -261,3 +261,29 @@ def test_unknown_url_schemes_are_clear_errors(tmp_path, rows):
 def test_make_sampler_round_trips_settings():
     sampler = make_sampler("gp-ucb", {"beta": "srinivas", "n_initial": 4})
     assert make_sampler("gp-ucb", sampler.settings()) == sampler
+
+
+def test_log_expected_improvement_matches_the_closed_form_and_its_tail():
+    from scipy.stats import norm
+
+    from frontierbo.study.samplers import log_expected_improvement
+
+    gain = np.array([-2.0, -0.3, 0.0, 0.4, 1.5, -4.9])
+    std = np.array([0.5, 1.0, 2.0, 0.1, 1.0, 1.0])
+    z = gain / std
+    closed = std * (norm.pdf(z) + z * norm.cdf(z))
+    np.testing.assert_allclose(log_expected_improvement(gain, std), np.log(closed), rtol=1e-10)
+    # far below the incumbent EI underflows to 0; its log keeps ranking (h(z) ~ phi(z) / z^2)
+    far = log_expected_improvement(np.array([-40.0, -60.0]), np.ones(2))
+    assert far[0] > far[1] and np.all(np.isfinite(far))
+    np.testing.assert_allclose(far, norm.logpdf([40.0, 60.0]) - 2 * np.log([40.0, 60.0]), atol=2e-3)
+    assert log_expected_improvement(np.array([0.5, -0.5]), np.zeros(2))[0] == np.log(0.5)
+    assert log_expected_improvement(np.array([-0.5]), np.zeros(1))[0] == -np.inf
+
+
+def test_gp_ei_study_finds_the_best_row_of_branin(tmp_path, rows):
+    study = create_study(rows, storage=tmp_path / "s.db", algorithm="gp-ei")
+    study.optimize(_objective, n_trials=40)
+    assert study.best_value == pytest.approx(branin(rows).max())
+    assert len({t.row for t in study.trials}) == 40
+    assert load_study(storage=tmp_path / "s.db").sampler.name == "gp-ei"

@@ -10,6 +10,7 @@ from its database asks exactly what it would have asked.
 * :class:`RandomSampler`: uniform over the rows not yet asked.
 * :class:`GPUCBSampler`: GP-UCB (Srinivas et al. 2010) with hyperparameters learned only from the
   observed values, and GP-BUCB (Desautels et al. 2014) for pending rows.
+* :class:`GPEISampler`: expected improvement (in log space) on the same model.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
+from scipy.special import erfcx
+from scipy.stats import norm
 
 from frontierbo._validation import check_int, check_real
-from frontierbo.core.acquisition import make_beta_schedule, select_ucb, width_from_beta
+from frontierbo.core.acquisition import make_beta_schedule, select_max, select_ucb, width_from_beta
 from frontierbo.core.fit import LogNormalPriors, fit_hyperparameters
 from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.kernels import make_kernel
@@ -85,8 +88,8 @@ class RandomSampler:
 
 
 @dataclass(frozen=True)
-class GPUCBSampler:
-    """GP-UCB on the candidate rows with honest hyperparameters.
+class GPSampler:
+    """The GP model every GP sampler of a study shares, with honest hyperparameters.
 
     * The first ``n_initial`` trials are uniformly random rows (pending ones count, so parallel
       workers share one initial design).
@@ -98,13 +101,10 @@ class GPUCBSampler:
       ``fit_restarts`` seeded restarts.
     * Pending rows enter as hallucinated observations at the posterior mean (GP-BUCB): the
       mean is unchanged, the variance shrinks around them, so parallel workers spread out.
-    * The next row maximises ``mean + sqrt(beta_t) std`` among the rows not asked yet
-      (``beta``: a constant, or ``"srinivas"`` with ``delta``, t = observations + pending + 1).
+    * A subclass scores the rows nobody has asked yet (:meth:`select`).
     """
 
     n_initial: int | None = None
-    beta: float | str = 4.0
-    delta: float = 0.1
     kernel: str = "matern52"
     refit_every: int = 1
     fit_restarts: int = 2
@@ -113,14 +113,10 @@ class GPUCBSampler:
     ard: bool = True
     #: "unit-cube": columns scaled by the candidates' ranges; "none": the candidates as given
     scaling: str = "unit-cube"
-    name: str = field(default="gp-ucb", init=False)
 
     def __post_init__(self):
         if self.n_initial is not None:
             check_int(self.n_initial, "n_initial", low=1)
-        if self.beta != "srinivas":
-            check_real(self.beta, "beta", low=0.0, low_open=False)
-        check_real(self.delta, "delta", low=0.0, high=1.0)
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
         check_int(self.refit_every, "refit_every", low=1)
@@ -142,15 +138,14 @@ class GPUCBSampler:
     def suggest(self, context: SuggestContext) -> int:
         h = context.history
         free = free_rows(h)
-        n, d = h.candidates.shape
-        if h.asked.size < self.initial_trials(d) or h.rows.size < 2:
+        if h.asked.size < self.initial_trials(h.candidates.shape[1]) or h.rows.size < 2:
             return int(context.rng.choice(free))
-        gp = self.posterior(h, context)
-        t = h.rows.size + h.pending.size + 1
-        width = width_from_beta(make_beta_schedule(self.beta, n, self.delta)(t))
-        excluded = np.ones(n, dtype=bool)
+        excluded = np.ones(h.candidates.shape[0], dtype=bool)
         excluded[free] = False
-        return select_ucb(gp.mean, gp.std, width, exclude=excluded)
+        return self.select(self.posterior(h, context), h, excluded)
+
+    def select(self, gp: FiniteDomainGP, h: History, excluded: np.ndarray) -> int:
+        raise NotImplementedError
 
     def posterior(self, h: History, context: SuggestContext) -> FiniteDomainGP:
         """The GP on the unit-cube candidates given the standardised observations, pending
@@ -214,6 +209,68 @@ class GPUCBSampler:
         return hyper
 
 
+@dataclass(frozen=True)
+class GPUCBSampler(GPSampler):
+    """GP-UCB (Srinivas et al. 2010) on the :class:`GPSampler` model: the next row maximises
+    ``mean + sqrt(beta_t) std`` among the rows not asked yet (``beta``: a constant, or
+    ``"srinivas"`` with ``delta``, t = observations + pending + 1)."""
+
+    beta: float | str = 4.0
+    delta: float = 0.1
+    name: str = field(default="gp-ucb", init=False)
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.beta != "srinivas":
+            check_real(self.beta, "beta", low=0.0, low_open=False)
+        check_real(self.delta, "delta", low=0.0, high=1.0)
+
+    def select(self, gp: FiniteDomainGP, h: History, excluded: np.ndarray) -> int:
+        t = h.rows.size + h.pending.size + 1
+        beta = make_beta_schedule(self.beta, gp.n, self.delta)(t)
+        return select_ucb(gp.mean, gp.std, width_from_beta(beta), exclude=excluded)
+
+
+@dataclass(frozen=True)
+class GPEISampler(GPSampler):
+    """Expected improvement (Jones et al. 1998) on the :class:`GPSampler` model, scored in
+    log space (LogEI, Ament et al. 2023) so that rows far below the incumbent still rank
+    instead of all underflowing to 0: the next row maximises
+    ``log E[max(f - best - xi, 0)]``, ``best`` the largest standardised value told."""
+
+    xi: float = 0.0
+    name: str = field(default="gp-ei", init=False)
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_real(self.xi, "xi", low=0.0, low_open=False)
+
+    def select(self, gp: FiniteDomainGP, h: History, excluded: np.ndarray) -> int:
+        best = float(np.max(gp.observed_values[: h.rows.size]))  # told values, not hallucinated
+        scores = log_expected_improvement(gp.mean - best - self.xi, gp.std)
+        return select_max(scores, exclude=excluded)
+
+
+def log_expected_improvement(gain: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """``log(std h(gain / std))``, ``h(z) = phi(z) + z Phi(z)``, stable for very negative z:
+    there ``h(z) = phi(z) (1 - |z| R(|z|))`` with the Mills ratio ``R(u) = sqrt(pi/2)
+    erfcx(u / sqrt 2)``. Rows with ``std = 0`` score ``log(max(gain, 0))``."""
+    gain, std = np.asarray(gain, dtype=float), np.asarray(std, dtype=float)
+    out = np.full(gain.shape, -np.inf)
+    pos = std > 0
+    z = gain[pos] / std[pos]
+    log_h = np.empty_like(z)
+    near = z > -5.0
+    zn = z[near]
+    log_h[near] = np.log(np.maximum(norm.pdf(zn) + zn * norm.cdf(zn), 1e-300))
+    u = -z[~near]
+    log_h[~near] = norm.logpdf(u) + np.log1p(-u * np.sqrt(np.pi / 2) * erfcx(u / np.sqrt(2)))
+    out[pos] = np.log(std[pos]) + log_h
+    flat = ~pos & (gain > 0)
+    out[flat] = np.log(gain[flat])
+    return out
+
+
 def unit_cube(candidates: np.ndarray) -> np.ndarray:
     """Each column scaled to [0, 1] by the candidate set's range (constant columns: 0)."""
     lo, span = candidates.min(axis=0), np.ptp(candidates, axis=0)
@@ -269,7 +326,7 @@ class _DictFits(dict):
 
 
 #: The samplers a study can name (``algorithm=``); systems add theirs through the registry.
-SAMPLERS = {"gp-ucb": GPUCBSampler, "random": RandomSampler}
+SAMPLERS = {"gp-ucb": GPUCBSampler, "gp-ei": GPEISampler, "random": RandomSampler}
 
 
 def make_sampler(algorithm: str, settings: dict | None = None, extra: dict | None = None):
