@@ -10,6 +10,7 @@ before the inputs are validated.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 
@@ -77,7 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"frontierbo: error: {exc}", file=sys.stderr)
         return 2
     if text:
-        print(text)
+        try:
+            print(text, flush=True)
+        except BrokenPipeError:
+            # the reader stopped early (`frontierbo ... | head`): not an error of ours; point
+            # stdout at devnull so the interpreter's final flush does not raise again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -72,3 +72,20 @@ def test_python_entry_points_are_the_top_level_names(tmp_path):
     study.tell(study.ask(), 1.0)
     assert frontierbo.load_study(storage=tmp_path / "s.db").best_value == 1.0
     assert "create_study" in dir(frontierbo)
+
+
+def test_output_into_a_closed_pipe_is_not_an_error(tmp_path):
+    """``frontierbo study show | head``: the reader leaves early; no traceback, status 0."""
+    import subprocess
+    import sys
+
+    study = frontierbo.create_study(np.eye(3), storage=tmp_path / "s.db", algorithm="random")
+    study.tell(study.ask(), 1.0)
+    show = subprocess.Popen(
+        [sys.executable, "-m", "frontierbo.cli", "study", "show", "--storage", tmp_path / "s.db"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    show.stdout.close()  # the reader leaves before the table is printed
+    assert show.wait(timeout=60) == 0
+    assert b"Traceback" not in show.stderr.read()
