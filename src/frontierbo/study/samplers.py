@@ -63,6 +63,13 @@ class SuggestContext:
     fits: object
 
 
+def suggest_row(sampler, history: History, seed: int, fits) -> int:
+    """``sampler``'s row for trial ``history.number``, with the study's seeding: the trial's
+    Generator is ``default_rng([seed, number])`` (a study and an in-memory replay agree)."""
+    rng = np.random.default_rng([seed, history.number])
+    return int(sampler.suggest(SuggestContext(history, rng, seed, fits)))
+
+
 def free_rows(history: History) -> np.ndarray:
     """The rows nobody has asked yet (a ValueError when none is left)."""
     n = history.candidates.shape[0]
@@ -296,17 +303,10 @@ class SamplerAskTell:
 
     def ask(self) -> int:
         if self._pending is None:
-            number = len(self.rows)
-            history = History(
-                self.candidates,
-                np.array(self.rows, dtype=int),
-                np.array(self.values, dtype=float),
-                np.array([], dtype=int),
-                number,
-            )
-            rng = np.random.default_rng([self.seed, number])
-            context = SuggestContext(history, rng, self.seed, self.fits)
-            self._pending = int(self.sampler.suggest(context))
+            history = History(self.candidates, np.array(self.rows, dtype=int),
+                              np.array(self.values, dtype=float), np.array([], dtype=int),
+                              len(self.rows))  # fmt: skip
+            self._pending = suggest_row(self.sampler, history, self.seed, self.fits)
         return self._pending
 
     def tell(self, row: int, y: float) -> None:
@@ -325,7 +325,8 @@ class _DictFits(dict):
         self[observations] = hyper
 
 
-#: The samplers a study can name (``algorithm=``); systems add theirs through the registry.
+#: The samplers a study can name (``algorithm=``); the systems' own algorithms are not
+#: registered as samplers yet (issue 13).
 SAMPLERS = {"gp-ucb": GPUCBSampler, "gp-ei": GPEISampler, "random": RandomSampler}
 
 

@@ -32,7 +32,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from frontierbo._validation import check_matrix, check_real
-from frontierbo.study.samplers import History, SuggestContext, make_sampler
+from frontierbo.study.samplers import History, make_sampler, suggest_row
 from frontierbo.study.storage import Storage, StorageError
 
 DIRECTIONS = ("maximize", "minimize")
@@ -242,9 +242,7 @@ class Study:
             pending=np.array([r[1] for r in trials if r[2] == "pending"], dtype=int),
             number=number,
         )
-        rng = np.random.default_rng([self.seed, number])
-        context = SuggestContext(history, rng, self.seed, _FitCache(ex, self.study_id))
-        return int(self.sampler.suggest(context))
+        return suggest_row(self.sampler, history, self.seed, _FitCache(ex, self.study_id))
 
 
 # -- creating and loading -------------------------------------------------------------------------
