@@ -13,7 +13,7 @@ Datasets: Branin (the paper's 31 × 31 grid of ``-log f_B``) and the Singapore p
 with a note when the file is missing).
 
 Run: ``python benchmarks/prefit_regret.py [--seeds 10] [--iterations 40]
-[--algorithms gp-ucb po-gp-ucb]``
+[--algorithms gp-ucb po-gp-ucb] [--modes prefit queried]``
 """
 
 from __future__ import annotations
@@ -81,6 +81,10 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
     parser.add_argument("--algorithms", nargs="+", default=["gp-ucb", "po-gp-ucb"])
+    parser.add_argument(
+        "--modes", nargs="+", default=["prefit", "queried"], choices=["prefit", "queried"],
+        help="table prefit, queried rows only, or both (default)",
+    )  # fmt: skip
     args = parser.parse_args()
     checkpoints = sorted({10, args.iterations // 2, args.iterations} - {0})
     header = "  ".join(f"{'T=' + str(t):>15}" for t in checkpoints)
@@ -95,7 +99,7 @@ def main() -> None:
                 continue
             path = write(Path(folder), name, X, y, columns)
             for algorithm in args.algorithms:
-                for prefit in (True, False):
+                for prefit in [m == "prefit" for m in args.modes]:
                     curves, sec = regret_curves(
                         path, algorithm, args.seeds, args.iterations, prefit
                     )

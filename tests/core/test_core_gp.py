@@ -77,20 +77,34 @@ def test_fast_nll_equals_the_textbook_formula(name, ard):
 
 def test_map_fit_pulls_lengthscales_towards_the_prior():
     """Three points of a function of x1 only: ML is free to send l_2 to its bound, the MAP
-    estimate keeps it near the prior's mode, and the penalty is the Gaussian's exponent."""
+    estimate keeps it near the prior's mode. The penalty is the log-normal's negative log
+    density of each value (BoTorch's), or the normal's of its log with density="log"."""
     priors = LogNormalPriors.dimension_scaled(2)
-    assert priors.lengthscale_loc == pytest.approx(np.sqrt(2) + 0.5 * np.log(2))
+    loc = np.sqrt(2) + 0.5 * np.log(2)
+    assert priors.lengthscale_loc == pytest.approx(loc)
     theta = np.array([0.0, 1.0, 2.0, -4.0, 0.0])
     value, grad = priors.penalty(theta)
-    z = (theta[1:3] - priors.lengthscale_loc) / np.sqrt(3)
+    z = (theta[1:3] - loc) / np.sqrt(3)
+    assert value == pytest.approx(0.5 * (z @ z) + 1.0 + 2.0 - 4.0)  # + log l1 + log l2 + log s2
+    np.testing.assert_allclose(grad[1:3], z / np.sqrt(3) + 1.0)
+    assert grad[0] == grad[-1] == 0.0 and grad[-2] == 1.0  # log noise at its prior mean -4
+    # the log-normal's mode exp(loc - scale^2) is where the penalty is flat
+    mode_l, mode_noise = priors.mode()
+    assert mode_l == pytest.approx(np.exp(loc - 3.0)) and mode_noise == pytest.approx(np.exp(-5.0))
+    at_mode = np.array([0.0, np.log(mode_l), np.log(mode_l), np.log(mode_noise), 0.0])
+    np.testing.assert_allclose(priors.penalty(at_mode)[1], 0.0, atol=1e-12)
+    log_density = LogNormalPriors.dimension_scaled(2, density="log")
+    value, grad = log_density.penalty(theta)
     assert value == pytest.approx(0.5 * (z @ z))
     np.testing.assert_allclose(grad[1:3], z / np.sqrt(3))
-    assert grad[0] == grad[-1] == 0.0 and grad[-2] == 0.0  # log noise at its prior mean -4
+    assert log_density.mode() == pytest.approx((np.exp(loc), np.exp(-4.0)))
+    with pytest.raises(ValueError, match="density"):
+        LogNormalPriors(1.0, 1.0, density="theta")
     X = np.array([[0.1, 0.2], [0.5, 0.9], [0.9, 0.4]])
     y = np.sin(3 * X[:, 0])
     ml = fit_hyperparameters(X, y, "matern52", n_restarts=3, seed=0)
     post = fit_hyperparameters(X, y, "matern52", n_restarts=3, seed=0, priors=priors)
-    gap = lambda fit: abs(np.log(fit.kernel.lengthscale[1]) - priors.lengthscale_loc)  # noqa: E731
+    gap = lambda fit: abs(np.log(fit.kernel.lengthscale[1]) - np.log(mode_l))  # noqa: E731
     assert gap(post) < gap(ml)
 
 
@@ -302,3 +316,24 @@ def test_joint_posterior_rejects_bad_rows(rows):
     gp = FiniteDomainGP(np.zeros((80, 1)), SquaredExponential(1.0, 1.0), 0.1)
     with pytest.raises(ValueError, match="rows"):
         gp.joint_posterior(np.array(rows))
+
+
+def test_adaptive_subset_reaches_the_fixed_optimum_from_fewer_restarts():
+    """Restarts on 500 rows, then a warm start on 700: the same optimum as three restarts on all
+    700 rows; small data takes the fixed path; a bad choice is one clear error."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(700, 2))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 + 0.05 * rng.standard_normal(700)
+    fixed = fit_hyperparameters(X, y, "matern52", n_restarts=3, seed=0, min_noise_variance=1e-6)
+    adaptive = fit_hyperparameters(
+        X, y, "matern52", n_restarts=3, seed=0, min_noise_variance=1e-6, subset="adaptive"
+    )
+    assert adaptive.n_points in (500, 700)
+    if adaptive.n_points == 700:
+        assert adaptive.nll == pytest.approx(fixed.nll, abs=1e-3)
+        np.testing.assert_allclose(adaptive.kernel.lengthscale, fixed.kernel.lengthscale, rtol=1e-2)
+    small = fit_hyperparameters(X[:300], y[:300], subset="adaptive", n_restarts=2, seed=1)
+    same = fit_hyperparameters(X[:300], y[:300], n_restarts=2, seed=1)
+    assert small.restarts_nll == same.restarts_nll and small.n_points == 300
+    with pytest.raises(ValueError, match="subset must be one of"):
+        fit_hyperparameters(X, y, subset="half")

@@ -288,7 +288,49 @@ def test_same_seed_same_result_except_seconds(grid_csv):
         return out
 
     assert strip(a) == strip(b)
-    assert a["hyperparameters"]["source"] == "fitted"
+    assert a["hyperparameters"]["source"] == "learned" and a["hyperparameters"]["fits"] == 2
+    c = run_macro_on_csv(grid_csv, method="anytime", prefit_on_table=True, **kw)
+    assert c["hyperparameters"]["source"] == "fitted" and c["hyperparameters"]["fits"] is None
+
+
+def test_learned_hyperparameters_never_see_an_unvisited_value(grid_csv, tmp_path):
+    """Without --prefit-on-table the run is a function of the visited values only: changing
+    every value the agent never measured changes nothing; the table fit sees them all."""
+    kw = dict(kappa=2, budget=8, horizon=2, n_samples=4, seed=3)
+    honest = run_macro_on_csv(grid_csv, **kw)
+    visited = {step["row"] for step in honest["trajectory"]}
+    changed = [(x, y, v if i in visited else -v) for i, (x, y, v) in enumerate(GRID_ROWS)]
+    other = write(tmp_path / "other.csv", "x,y,value", changed)
+    again = run_macro_on_csv(other, **kw)
+    assert again["trajectory"] == honest["trajectory"]
+    assert again["hyperparameters"] == honest["hyperparameters"]
+    prefit = [run_macro_on_csv(f, prefit_on_table=True, **kw) for f in (grid_csv, other)]
+    assert prefit[0]["hyperparameters"] != prefit[1]["hyperparameters"]
+
+
+def test_map_refit_is_equivariant_to_units():
+    """Coordinates in other units scale the lengthscales; values in other units scale the
+    variances and map the mean: the learned GP does not depend on the units."""
+    from frontierbo.core.gp import FiniteDomainGP
+    from frontierbo.macro.userdata import MapRefit
+
+    rng = np.random.default_rng(0)
+    X = np.array([(x, y) for x in range(6) for y in range(6)], dtype=float)
+    cells = rng.choice(36, size=9, replace=False)
+    values = np.sin(X[cells, 0]) + 0.3 * X[cells, 1]
+    base = MapRefit(X, seed=1).hyperparameters(cells, values)
+    other = MapRefit(3.0 * X + 7.0, seed=1).hyperparameters(cells, 10.0 * values - 5.0)
+    np.testing.assert_allclose(other.lengthscale, 3.0 * np.array(base.lengthscale), rtol=1e-6)
+    assert other.signal_variance == pytest.approx(100.0 * base.signal_variance, rel=1e-6)
+    assert other.noise_variance == pytest.approx(100.0 * base.noise_variance, rel=1e-6)
+    assert other.prior_mean == pytest.approx(10.0 * base.prior_mean - 5.0, rel=1e-6)
+    gp = FiniteDomainGP(X, HYP.kernel(), HYP.noise_variance, HYP.prior_mean)
+    for c, v in zip(cells.tolist(), values.tolist(), strict=True):
+        gp.add(c, v)
+    refit = MapRefit(X, seed=1)
+    fresh = refit(gp)
+    assert fresh.observed_indices.tolist() == cells.tolist()
+    assert refit.fits == [base] and fresh.noise_variance == base.noise_variance
 
 
 def test_out_writes_result_json_and_a_png(grid_csv, tmp_path):

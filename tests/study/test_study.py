@@ -29,8 +29,10 @@ def _objective(trial):
     return float(branin(trial.x))
 
 
-def test_gp_ucb_study_finds_the_best_row_of_branin(tmp_path, rows):
-    study = create_study(rows, storage=tmp_path / "s.db", columns=["a", "b"])
+@pytest.mark.parametrize("algorithm", ["gp-ei", "gp-ucb"])
+def test_gp_studies_find_the_best_row_of_branin(tmp_path, rows, algorithm):
+    study = create_study(rows, storage=tmp_path / "s.db", columns=["a", "b"], algorithm=algorithm)
+    assert create_study(rows, storage=tmp_path / "d.db").algorithm == "gp-ei"  # the default
     study.optimize(_objective, n_trials=40)
     trials = study.trials
     assert [t.number for t in trials] == list(range(40))
@@ -210,7 +212,8 @@ def test_names_candidates_and_versions_are_checked(tmp_path, rows):
     "kwargs, match",
     [
         ({"algorithm": "tpe"}, "algorithm must be one of"),
-        ({"settings": {"beta": -1}}, "beta must be in"),
+        ({"algorithm": "gp-ucb", "settings": {"beta": -1}}, "beta must be in"),
+        ({"settings": {"xi": -1}}, "xi must be in"),
         ({"settings": {"lengthscale": 2}}, "unknown \\['lengthscale'\\]"),
         ({"direction": "up"}, "direction must be one of"),
         ({"columns": ["a"]}, "columns must be 2 distinct names"),

@@ -30,8 +30,9 @@ def add_run_commands(run: argparse._SubParsersAction) -> None:
         help="nonmyopic BO with macro-actions (eps-Macro-BO) on a field: rows are locations",
         description="An agent moves over a field given as a CSV file (one row per location: "
         "coordinates and the measured value) by macro-actions of --kappa moves and plans "
-        "--horizon macro-actions ahead; the GP is fitted by maximum likelihood on the table "
-        "(see frontierbo.macro.userdata). Rows are 0-based data rows.",
+        "--horizon macro-actions ahead; the GP hyperparameters are learned from the "
+        "measurements so far, before every plan (or fitted on the whole table with "
+        "--prefit-on-table, as the thesis did). Rows are 0-based data rows.",
     )
     parser.add_argument(
         "--data", required=True, help="CSV file with a header row, one row per location"
@@ -89,6 +90,13 @@ def add_run_commands(run: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--out", type=Path, default=None, help="directory for result.json and trajectory.png"
     )
+    parser.add_argument(
+        "--prefit-on-table",
+        action="store_true",
+        help="before the run, fit the GP hyperparameters by maximum likelihood on the whole "
+        "value column, as the thesis did (the planner then knows values it has not visited); "
+        "default: learn them from the measurements so far, refitted before every plan",
+    )
     parser.set_defaults(handler=_run)
 
 
@@ -119,6 +127,7 @@ def _run(args) -> str:
         start=args.start,
         seed=args.seed,
         out=args.out,
+        prefit_on_table=args.prefit_on_table,
     )
     text = with_written_note(format_macro_result(result), args.out)
     if args.out is not None:

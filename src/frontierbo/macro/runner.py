@@ -233,8 +233,10 @@ class RecedingHorizonPolicy:
         location: int,
         iterations: int,
         plan_seeds: Sequence[int],
+        refit: Callable[[FiniteDomainGP], FiniteDomainGP] | None = None,
     ):
         self.method, self.gp, self.domain = method, gp, domain
+        self.refit = refit
         self.location = check_int(location, "location", low=0, high=domain.n - 1)
         self.iterations = check_int(iterations, "iterations", low=1)
         self.plan_seeds = list(plan_seeds)
@@ -246,6 +248,8 @@ class RecedingHorizonPolicy:
 
     def ask(self) -> np.ndarray:
         h_eff = min(self.method.horizon, self.iterations - self.t)  # step 1
+        if self.refit is not None:  # hyperparameters learned from what was measured so far
+            self.gp = self.refit(self.gp)
         planner = self.method.build(self.gp, self.domain, self.plan_seeds[self.t], self.t)
         start = time.perf_counter()
         plan = planner.plan(self.location, h_eff)  # step 2
@@ -327,6 +331,7 @@ def run_macro(
     seed: SeedLike = 0,
     noise_std: float = 0.0,
     prior_locations: Sequence[int] = (),
+    refit: Callable[[FiniteDomainGP], FiniteDomainGP] | None = None,
 ) -> MacroRun:
     """One receding-horizon run (spec §1.5) of ``method`` on ``dataset``.
 
@@ -340,6 +345,9 @@ def run_macro(
         noise_std: std of noise added to every measurement (0: the dataset value, [ref-code]).
         prior_locations: further cells in ``d_0`` besides the start (Fig. 4.12's buoy); they are
             measured like the start but are not part of the metrics' outputs.
+        refit: ``refit(gp) -> gp`` called before every plan, e.g. a GP with hyperparameters
+            refitted on the measurements so far (:func:`frontierbo.macro.userdata.map_refit`);
+            None plans with ``dataset.hyperparameters`` throughout (the thesis's way).
     """
     domain, hyp = dataset.domain, dataset.hyperparameters
     kappa = domain.kappa
@@ -371,7 +379,7 @@ def run_macro(
     for cell, y in zip(prior, measure(prior).tolist(), strict=True):
         gp.add(cell, y)
 
-    policy = RecedingHorizonPolicy(method, gp, domain, start, iterations, plan_seeds)
+    policy = RecedingHorizonPolicy(method, gp, domain, start, iterations, plan_seeds, refit)
     trace = run_loop(
         policy,
         lambda path: Feedback(measure(path), cost=kappa),

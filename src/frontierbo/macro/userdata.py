@@ -5,10 +5,12 @@ phenomenon: its coordinates (columns ``x`` and ``y``) and the measurement there 
 The table is replayed, as the thesis did with its real traffic and temperature data (E2, E3):
 an agent starts at one location, executes macro-actions of ``kappa`` moves, and observes the
 table's values along them (no noise added, spec macro-bo.md §1.5). Every value is known, so the
-regret is exact, and the GP hyperparameters are fitted by maximum likelihood on the whole table
-(as the thesis fitted its datasets' hyperparameters once, a priori, spec §1.2): the fit sees
-every value, including those the agent has not visited yet. Give ``hyperparameters`` to plan
-with a GP chosen without looking at the values.
+regret is exact. The GP hyperparameters are learned before every plan from the measurements so
+far only (:class:`MapRefit`, as a study learns them), so the run is what an agent in a real
+field could do. ``prefit_on_table=True`` (``--prefit-on-table``) fits them instead by maximum
+likelihood on the whole table, as the thesis fitted its datasets' hyperparameters once, a
+priori (spec §1.2): that fit sees every value, including those the agent has not visited yet.
+Give ``hyperparameters`` to plan with a GP of your choice.
 
 Where the agent may move:
 
@@ -40,7 +42,8 @@ import os
 import numpy as np
 
 from frontierbo._validation import check_int, check_real
-from frontierbo.core.fit import fit_hyperparameters
+from frontierbo.core.fit import LogNormalPriors, fit_hyperparameters
+from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.io import (
     RESULT_FILENAME,
     check_magnitude,
@@ -181,7 +184,7 @@ def _read_edges(path, n: int) -> np.ndarray:
 def fit_field_hyperparameters(inputs, values, seed=0) -> tuple[GPHyperparameters, dict]:
     """SE-ARD kernel and noise by maximum marginal likelihood
     (:func:`frontierbo.core.fit.fit_hyperparameters`, :data:`FIT_RESTARTS` seeded restarts, on at
-    most :data:`FIT_MAX_POINTS` rows); the prior mean is the sample mean of ``values`` (the fit's
+    most :data:`FIT_MAX_POINTS` rows, the subset adaptive); the prior mean is the sample mean of ``values`` (the fit's
     own constant mean is a nuisance parameter, reported in the details).
 
     Returns ``(hyperparameters, details)``, details = ``nll``, ``n_points``, ``fitted_mean``.
@@ -194,6 +197,7 @@ def fit_field_hyperparameters(inputs, values, seed=0) -> tuple[GPHyperparameters
         n_restarts=FIT_RESTARTS,
         seed=seed,
         max_points=FIT_MAX_POINTS,
+        subset="adaptive",
     )
     lengthscale = tuple(float(v) for v in np.atleast_1d(fit.kernel.lengthscale))
     hyp = GPHyperparameters(
@@ -203,6 +207,66 @@ def fit_field_hyperparameters(inputs, values, seed=0) -> tuple[GPHyperparameters
         noise_variance=float(fit.noise_variance),
     )
     return hyp, {"nll": fit.nll, "n_points": fit.n_points, "fitted_mean": fit.mean}
+
+
+class MapRefit:
+    """``refit(gp) -> gp`` for :func:`~frontierbo.macro.runner.run_macro`: before every plan, a
+    GP whose hyperparameters come only from the measurements so far, as a study's do
+    (:class:`frontierbo.study.samplers.GPSampler`).
+
+    The SE-ARD kernel, noise and constant mean are the MAP estimate under BoTorch's
+    dimension-scaled log-normal priors (:class:`~frontierbo.core.fit.LogNormalPriors`) on the
+    measured cells, with coordinates scaled to the unit cube by the field's own extent (no
+    value involved) and the measurements standardised; two seeded restarts, ``default_rng([seed,
+    t])`` at ``t`` measurements. Until two measurements differ, the priors' modes with unit
+    signal variance around the measured value stand in. ``fits`` logs every fit (raw units).
+    """
+
+    def __init__(self, inputs, seed: int = 0):
+        self.inputs = np.asarray(inputs, dtype=float)
+        self.lo = self.inputs.min(axis=0)
+        span = np.ptp(self.inputs, axis=0)
+        self.span = np.where(span > 0, span, 1.0)
+        self.seed = check_int(seed, "seed", low=0)
+        self.fits: list[GPHyperparameters] = []
+
+    def hyperparameters(self, cells: np.ndarray, values: np.ndarray) -> GPHyperparameters:
+        d = self.inputs.shape[1]
+        priors = LogNormalPriors.dimension_scaled(d)
+        y_mean, y_std = float(values.mean()), float(values.std())
+        if y_std == 0:
+            lengthscale, noise = priors.mode()
+            return GPHyperparameters(
+                prior_mean=y_mean,
+                lengthscale=tuple(float(v) for v in lengthscale * self.span),
+                signal_variance=1.0,
+                noise_variance=noise,
+            )
+        fit = fit_hyperparameters(
+            (self.inputs[cells] - self.lo) / self.span,
+            (values - y_mean) / y_std,
+            kernel="se",
+            ard=True,
+            n_restarts=2,
+            seed=np.random.default_rng([self.seed, values.size]),
+            min_noise_variance=1e-6,
+            priors=priors,
+        )
+        return GPHyperparameters(
+            prior_mean=y_mean + y_std * fit.mean,
+            lengthscale=tuple(float(v) for v in np.atleast_1d(fit.kernel.lengthscale) * self.span),
+            signal_variance=float(fit.kernel.variance) * y_std**2,
+            noise_variance=fit.noise_variance * y_std**2,
+        )
+
+    def __call__(self, gp: FiniteDomainGP) -> FiniteDomainGP:
+        cells, values = gp.observed_indices.copy(), gp.observed_values.copy()
+        hyp = self.hyperparameters(cells, values)
+        self.fits.append(hyp)
+        fresh = FiniteDomainGP(gp.candidates, hyp.kernel(), hyp.noise_variance, hyp.prior_mean)
+        for cell, y in zip(cells.tolist(), values.tolist(), strict=True):
+            fresh.add(cell, y)
+        return fresh
 
 
 def _check_hyperparameters(hyp) -> GPHyperparameters:
@@ -235,6 +299,7 @@ def load_field(
     max_actions: int | None = 20,
     seed: int = 0,
     hyperparameters: GPHyperparameters | None = None,
+    prefit_on_table: bool = True,
 ) -> MacroDataset:
     """Read a field (module doc) as a :class:`~frontierbo.macro.data.MacroDataset`.
 
@@ -248,13 +313,15 @@ def load_field(
         seed: non-negative int: the graph's macro-action subsample and the fit's restarts.
         hyperparameters: the GP to plan with; None fits it by maximum likelihood on the whole
             table (:func:`fit_field_hyperparameters`: this replays a table whose values are all
-            known, like the papers' E2/E3, so the fit sees every value).
+            known, like the papers' E2/E3, so the fit sees every value) when
+            ``prefit_on_table``; otherwise the dataset carries the priors' modes, placeholders
+            for a run that learns them (:class:`MapRefit`).
 
     Returns a dataset whose cells are the grid cells (grid; ordered row-major, not as the CSV)
     or the CSV rows (graph). ``meta`` holds ``file``, ``columns``, ``domain`` (``"grid"`` or
     ``"graph"``), ``row_of_cell`` (n,) and ``cell_of_row`` (n,) (the CSV row <-> cell mapping),
-    ``inputs`` (n, 2) in CSV row order, ``hyperparameters_source`` (``"fitted"`` or
-    ``"given"``), ``fit`` (details of the fit, or None), ``edges`` (the file, or None).
+    ``inputs`` (n, 2) in CSV row order, ``hyperparameters_source`` (``"fitted"``, ``"given"``
+    or ``"learned"``), ``fit`` (details of the fit, or None), ``edges`` (the file, or None).
     ``source`` is ``"real"``; ``start`` None; ``start_min_actions`` 1.
 
     Raises:
@@ -311,11 +378,14 @@ def load_field(
 
     fit = None
     source = "given"
-    if hyperparameters is None:
+    if hyperparameters is None and prefit_on_table:
         hyperparameters, fit = fit_field_hyperparameters(
             inputs, values, seed=np.random.default_rng(fit_ss)
         )
         source = "fitted"
+    elif hyperparameters is None:  # learned during the run; nothing read from the values
+        hyperparameters = MapRefit(inputs, seed).hyperparameters(np.array([0]), np.zeros(1))
+        source = "learned"
     return MacroDataset(
         name=path.stem,
         domain=domain,
@@ -429,6 +499,7 @@ def run_macro_on_csv(
     seed: int = 0,
     out=None,
     hyperparameters: GPHyperparameters | None = None,
+    prefit_on_table: bool = False,
 ) -> dict:
     """Run ``method`` on the field in ``path`` for ``budget`` observations (module doc).
 
@@ -449,6 +520,10 @@ def run_macro_on_csv(
             fit, the start draw and the planners' samples (none depends on ``method``).
         out: directory; when given, ``result.json`` (this dict) and ``trajectory.png`` are
             written there atomically after the run.
+        prefit_on_table: without ``hyperparameters``, fit them once on the whole table before
+            the run, as the thesis did (the fit sees values the agent has not visited);
+            default False: learn them before every plan from the measurements so far only
+            (:class:`MapRefit`), as a study does.
 
     Returns a JSON-ready dict: the settings (``data``, ``edges``, ``columns``, ``method``,
     ``name``, ``horizon``, ``n_samples``, ``anytime_iterations``, ``beta``, ``kappa``,
@@ -481,6 +556,7 @@ def run_macro_on_csv(
         kappa=kappa,
         seed=seed,
         hyperparameters=hyperparameters,
+        prefit_on_table=bool(prefit_on_table),
     )
     _, _, start_ss, plan_ss = _streams(seed)
     start_cell, drawn = _start_cell(dataset, start, start_ss)
@@ -488,12 +564,21 @@ def run_macro_on_csv(
     from frontierbo.macro.runner import run_macro
 
     planner = _method(method, horizon, n_samples, beta)
+    learned = None
+    if dataset.meta["hyperparameters_source"] == "learned":
+        learned = MapRefit(dataset.domain.inputs, seed)
     run = run_macro(
-        planner, dataset, start=start_cell, budget=budget, seed=np.random.default_rng(plan_ss)
+        planner,
+        dataset,
+        start=start_cell,
+        budget=budget,
+        seed=np.random.default_rng(plan_ss),
+        refit=learned,
     )
     result = finite_or_null(
-        _result(dataset, run, method, planner.horizon, n_samples, beta, budget, seed, drawn)
-    )
+        _result(dataset, run, method, planner.horizon, n_samples, beta, budget, seed, drawn,
+                learned)
+    )  # fmt: skip
     if out is not None:
         from frontierbo.macro.plots import plot_trajectory
 
@@ -511,8 +596,10 @@ def run_macro_on_csv(
     return result
 
 
-def _result(dataset, run, method, horizon, n_samples, beta, budget, seed, drawn) -> dict:
+def _result(dataset, run, method, horizon, n_samples, beta, budget, seed, drawn, learned) -> dict:
     meta, hyp = dataset.meta, dataset.hyperparameters
+    if learned is not None:  # report the GP of the last plan
+        hyp = learned.fits[-1]
     row_of_cell = meta["row_of_cell"]
     rows = row_of_cell[run.locations]
     trajectory = [_location(dataset, int(r), n=i) for i, r in enumerate(rows)]
@@ -540,6 +627,7 @@ def _result(dataset, run, method, horizon, n_samples, beta, budget, seed, drawn)
             "noise_variance": hyp.noise_variance,
             "source": meta["hyperparameters_source"],
             "fit": None if meta["fit"] is None else dict(meta["fit"]),
+            "fits": None if learned is None else len(learned.fits),
         },
         "start": _location(dataset, int(rows[0]), drawn=drawn),
         "trajectory": trajectory,
@@ -597,7 +685,11 @@ def format_macro_result(result: dict) -> str:
         settings.append(f"{result['anytime_iterations']} tree expansions per iteration")
     settings += [f"beta = {fmt_number(result['beta'], 4)}", f"seed = {result['seed']}"]
     scales = ", ".join(fmt_number(v, 4) for v in hyp["lengthscale"])
-    fitted = "fitted by maximum likelihood" if hyp["source"] == "fitted" else "given"
+    fitted = {
+        "fitted": "fitted by maximum likelihood on the whole table (--prefit-on-table)",
+        "learned": f"learned from the measurements only, refitted before each of the "
+        f"{hyp.get('fits')} plans; the last fit",
+    }.get(hyp["source"], "given")
     start = result["start"]
     lines = [
         f"{result['name']} on {result['data']}: {dom['n']} locations ({where}; "

@@ -368,7 +368,7 @@ def run_on_csv(
                 modeler = POGPUCBModeler.from_release(release, delta_prime=DELTA_PRIME, **hyper)
                 bo = modeler.optimize(_Counted(curator, bar), iterations, initial, true_values=y)
             else:  # the modeler learns one isotropic lengthscale on Z from its own queries
-                sampler = GPUCBSampler(ard=False, scaling="none")
+                sampler = GPUCBSampler(ard=False, scaling="common")
                 learned = SamplerAskTell(release.Z, sampler, seed)
                 bo = run_bo(learned, _Counted(curator, bar), iterations, initial, true_values=y)
         keys = ("omega", "sigma_min", "branch", "c_prime", "noise_std", "epsilon", "delta", "r")
@@ -412,7 +412,9 @@ def run_on_csv(
 
 
 def _prefit(X_raw, y, fit_ss, fit_restarts: int, progress, algorithm: str):
-    """P0: maximum likelihood on (up to FIT_MAX_POINTS rows of) the whole table."""
+    """P0: maximum likelihood on (up to FIT_MAX_POINTS rows of) the whole table, with the
+    core's adaptive subset (restarts on 500 rows; the subset doubles while the estimate
+    moves)."""
     fit_points = min(X_raw.shape[0], FIT_MAX_POINTS)
     fit_desc = f"{algorithm}: fitting the GP ({fit_points} rows)"
     with _bar(progress, fit_restarts, fit_desc, at_once=fit_points >= SLOW_FIT_ROWS) as bar:
@@ -424,6 +426,7 @@ def _prefit(X_raw, y, fit_ss, fit_restarts: int, progress, algorithm: str):
             n_restarts=fit_restarts,
             seed=np.random.default_rng(fit_ss),
             max_points=FIT_MAX_POINTS,
+            subset="adaptive",  # restarts on 500 rows, then warm-started on more
             callback=lambda restart: bar.update(max(restart - bar.n, 0)),
         )
         bar.update(fit_restarts - bar.n)

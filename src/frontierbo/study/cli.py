@@ -52,7 +52,7 @@ def _storage_arguments(parser) -> None:
 
 
 def _add_create(study) -> None:
-    from frontierbo.study.samplers import SAMPLERS
+    from frontierbo.study.samplers import available_samplers
 
     create = study.add_parser(
         "create",
@@ -65,7 +65,12 @@ def _add_create(study) -> None:
     create.add_argument("--storage", default="study.db", help=STORAGE_HELP)
     create.add_argument("--name", default="default", help="study name (default)")
     create.add_argument(
-        "--algorithm", choices=sorted(SAMPLERS), default="gp-ucb", help="sampler (gp-ucb)"
+        "--algorithm",
+        choices=sorted(available_samplers()),
+        default="gp-ei",
+        help="sampler (gp-ei: expected improvement; gp-ucb, random); the systems' algorithms need settings, e.g. q-gp-ucb, "
+        "po-gp-ucb (candidates = the curator's release), ata-gp-ucb --set horizon=200 "
+        "--set B=1 --set R=1 --set epsilon=1 (tells privatised by the telling process)",
     )
     create.add_argument(
         "--set",
@@ -169,14 +174,21 @@ def _load(args):
 
 def _ask(args) -> str:
     trial = _load(args).ask()
-    return json.dumps({"trial": trial.number, "row": trial.row, "params": trial.params})
+    out = {"trial": trial.number, "row": trial.row, "params": trial.params}
+    if trial.request:  # how to evaluate it (e.g. Q-GP-UCB's accuracy)
+        out["request"] = trial.request
+    return json.dumps(out)
 
 
 def _tell(args) -> str:
     study = _load(args)
     trial = study.tell(args.trial, args.value)
     best = study.best_trial
-    return f"trial {trial.number} (row {trial.row}) = {trial.value:g}; best so far {best.value:g} (trial {best.number})"
+    told = "privatised to " if getattr(study.sampler, "privatise_tell", None) else ""
+    return (
+        f"trial {trial.number} (row {trial.row}) {told}= {trial.value:g}; best so far "
+        f"{best.value:g} (trial {best.number})"
+    )
 
 
 def _show(args) -> str:
@@ -201,6 +213,13 @@ def _show(args) -> str:
     ]
     if best is not None:
         lines += ["", f"best: trial {best.number}, row {best.row}, value {best.value:g}"]
+    privacy = getattr(study.sampler, "privacy", None)
+    guarantee = privacy() if privacy is not None else None
+    if guarantee is not None:
+        lines += [
+            f"values are privatised by the teller ({guarantee.epsilon:g}-LDP per value): the "
+            "best value is a noisy one"
+        ]
     return "\n".join(lines)
 
 

@@ -1,11 +1,26 @@
 """What a study asks next: samplers over a finite candidate set (Optuna's word for it).
 
 A sampler is a small object with ``name``, ``settings()`` (JSON, stored with the study so that
-:func:`~frontierbo.study.study.load_study` rebuilds it) and ``suggest(context) -> row``. It sees
-only what the study has observed (:class:`History`): the told rows and values, and the rows
-still pending with other workers. It never sees a value it was not told, and its randomness
-comes from ``context.rng``, seeded by the study's seed and the trial number, so a study resumed
-from its database asks exactly what it would have asked.
+:func:`~frontierbo.study.study.load_study` rebuilds it) and ``suggest(context) -> row`` (or
+``(row, request)``, see below). It sees only what the study has observed (:class:`History`):
+the told rows and values, and the rows still pending with other workers. It never sees a value
+it was not told, and its randomness comes from ``context.rng``, seeded by the study's seed and
+the trial number, so a study resumed from its database asks exactly what it would have asked.
+
+Optional parts of the contract (scikit-learn style: absent means the default):
+
+* ``repeats = True``: the sampler may ask a row again (bandit algorithms); otherwise every row
+  is asked at most once.
+* ``sequential = True``: each choice needs the previous value, so the study refuses a second
+  ask while a trial is pending (parallel workers need GP-BUCB-style samplers).
+* ``suggest`` returning ``(row, request)``: ``request`` (a JSON dict) tells the evaluator how to
+  evaluate, e.g. Q-GP-UCB's target accuracy; it is stored with the trial and returned by ask.
+* ``privatise_tell(value) -> value``: applied by :meth:`Study.tell` in the evaluator's process
+  before anything is written (LDP samplers): the database never holds the raw value.
+
+Samplers are found by name (:func:`make_sampler`): the built-in ones below, then the
+``frontierbo.samplers`` entry-point group, through which each system (and any other package)
+registers its algorithms (``pyproject.toml``; :func:`available_samplers`).
 
 * :class:`RandomSampler`: uniform over the rows not yet asked.
 * :class:`GPUCBSampler`: GP-UCB (Srinivas et al. 2010) with hyperparameters learned only from the
@@ -28,7 +43,7 @@ from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.kernels import make_kernel
 
 KERNELS = ("matern52", "matern32", "se")
-SCALINGS = ("unit-cube", "none")
+SCALINGS = ("unit-cube", "common", "none")
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,8 @@ class History:
     values: np.ndarray
     pending: np.ndarray
     number: int
+    #: the told trials' requests (dicts, aligned with ``rows``; empty dicts when none)
+    requests: tuple = ()
 
     @property
     def asked(self) -> np.ndarray:
@@ -63,11 +80,25 @@ class SuggestContext:
     fits: object
 
 
-def suggest_row(sampler, history: History, seed: int, fits) -> int:
-    """``sampler``'s row for trial ``history.number``, with the study's seeding: the trial's
-    Generator is ``default_rng([seed, number])`` (a study and an in-memory replay agree)."""
+def suggest_trial(sampler, history: History, seed: int, fits) -> tuple[int, dict]:
+    """``sampler``'s ``(row, request)`` for trial ``history.number``, with the study's seeding:
+    the trial's Generator is ``default_rng([seed, number])`` (a study and an in-memory replay
+    agree). ``request`` is ``{}`` for samplers that return a bare row."""
     rng = np.random.default_rng([seed, history.number])
-    return int(sampler.suggest(SuggestContext(history, rng, seed, fits)))
+    out = sampler.suggest(SuggestContext(history, rng, seed, fits))
+    row, request = out if isinstance(out, tuple) else (out, {})
+    row = int(row)
+    if not 0 <= row < history.candidates.shape[0]:
+        raise RuntimeError(f"sampler {sampler.name!r} suggested row {row}, outside the candidates")
+    if not getattr(sampler, "repeats", False) and row in set(history.asked.tolist()):
+        raise RuntimeError(f"sampler {sampler.name!r} suggested row {row} again")
+    return row, dict(request)
+
+
+def suggest_row(sampler, history: History, seed: int, fits) -> int:
+    """The row of :func:`suggest_trial` (for the ``core.loop`` interface, which has no
+    requests)."""
+    return suggest_trial(sampler, history, seed, fits)[0]
 
 
 def free_rows(history: History) -> np.ndarray:
@@ -118,7 +149,9 @@ class GPSampler:
     #: one lengthscale per column (True) or one for all (False: for inputs whose distances
     #: already mean something, such as PO-GP-UCB's release)
     ard: bool = True
-    #: "unit-cube": columns scaled by the candidates' ranges; "none": the candidates as given
+    #: "unit-cube": each column scaled by its range; "common": every column divided by the
+    #: largest range (distances kept up to one factor, so the priors see unit-sized inputs);
+    #: "none": the candidates as given (the priors assume unit-sized inputs)
     scaling: str = "unit-cube"
 
     def __post_init__(self):
@@ -157,7 +190,7 @@ class GPSampler:
     def posterior(self, h: History, context: SuggestContext) -> FiniteDomainGP:
         """The GP on the unit-cube candidates given the standardised observations, pending
         rows hallucinated at the posterior mean."""
-        X = unit_cube(h.candidates) if self.scaling == "unit-cube" else h.candidates
+        X = self.inputs(h.candidates)
         mu, sd = h.values.mean(), h.values.std()
         y = (h.values - mu) / (sd if sd > 0 else 1.0)
         hyper = self.hyperparameters(X, h, context)
@@ -173,6 +206,14 @@ class GPSampler:
             gp.add(int(row), float(gp.mean[row]))
         return gp
 
+    def inputs(self, candidates: np.ndarray) -> np.ndarray:
+        """The candidates as the GP sees them (``scaling``)."""
+        if self.scaling == "unit-cube":
+            return unit_cube(candidates)
+        if self.scaling == "common":
+            return candidates / common_scale(candidates)
+        return candidates
+
     def hyperparameters(self, X, h: History, context: SuggestContext) -> dict:
         """The MAP fit on the observations at the last scheduled count (cached in the study)."""
         t_min = self.initial_trials(X.shape[1])
@@ -186,10 +227,11 @@ class GPSampler:
         y_mean, y_std = float(values.mean()), float(values.std()) or 1.0
         priors = LogNormalPriors.dimension_scaled(X.shape[1])
         if np.ptp(values) == 0:  # nothing to learn a scale from yet: the priors' modes
+            lengthscale, noise = priors.mode()
             return {
                 "variance": 1.0,
-                "lengthscale": [float(np.exp(priors.lengthscale_loc))] * (X.shape[1] if self.ard else 1),
-                "noise_variance": float(np.exp(priors.noise_loc)),
+                "lengthscale": [lengthscale] * (X.shape[1] if self.ard else 1),
+                "noise_variance": noise,
                 "mean": 0.0, "y_mean": y_mean, "y_std": y_std, "observations": t_fit,
             }  # fmt: skip
         fit = fit_hyperparameters(
@@ -201,6 +243,7 @@ class GPSampler:
             seed=np.random.default_rng([context.seed, t_fit]),
             min_noise_variance=1e-6,
             priors=priors,
+            initial=_previous_optimum(context.fits.get(t_fit - self.refit_every), y_mean, y_std),
         )
         hyper = {
             "variance": float(fit.kernel.variance),
@@ -233,9 +276,12 @@ class GPUCBSampler(GPSampler):
         check_real(self.delta, "delta", low=0.0, high=1.0)
 
     def select(self, gp: FiniteDomainGP, h: History, excluded: np.ndarray) -> int:
-        t = h.rows.size + h.pending.size + 1
-        beta = make_beta_schedule(self.beta, gp.n, self.delta)(t)
+        beta = make_beta_schedule(self.beta, gp.n, self.delta)(self.round(h))
         return select_ucb(gp.mean, gp.std, width_from_beta(beta), exclude=excluded)
+
+    def round(self, h: History) -> int:
+        """The t of beta_t: this trial's position among all trials, 1-based."""
+        return h.rows.size + h.pending.size + 1
 
 
 @dataclass(frozen=True)
@@ -258,6 +304,19 @@ class GPEISampler(GPSampler):
         return select_max(scores, exclude=excluded)
 
 
+def _previous_optimum(hyper: dict | None, y_mean: float, y_std: float) -> np.ndarray | None:
+    """The log parameters of an earlier fit, in this fit's standardisation (a warm start: the
+    last restart begins there instead of at a random point)."""
+    if hyper is None or "neg_log_posterior" not in hyper:  # none, or the priors' stand-in
+        return None
+    ratio = hyper["y_std"] / y_std
+    mean = (hyper["mean"] * hyper["y_std"] + hyper["y_mean"] - y_mean) / y_std
+    return np.concatenate([
+        [np.log(hyper["variance"] * ratio**2)], np.log(hyper["lengthscale"]),
+        [np.log(hyper["noise_variance"] * ratio**2), mean],
+    ])  # fmt: skip
+
+
 def log_expected_improvement(gain: np.ndarray, std: np.ndarray) -> np.ndarray:
     """``log(std h(gain / std))``, ``h(z) = phi(z) + z Phi(z)``, stable for very negative z:
     there ``h(z) = phi(z) (1 - |z| R(|z|))`` with the Mills ratio ``R(u) = sqrt(pi/2)
@@ -276,6 +335,12 @@ def log_expected_improvement(gain: np.ndarray, std: np.ndarray) -> np.ndarray:
     flat = ~pos & (gain > 0)
     out[flat] = np.log(gain[flat])
     return out
+
+
+def common_scale(candidates: np.ndarray) -> float:
+    """The largest column range of the candidates (1 when every column is constant)."""
+    span = float(np.max(np.ptp(candidates, axis=0)))
+    return span if span > 0 else 1.0
 
 
 def unit_cube(candidates: np.ndarray) -> np.ndarray:
@@ -325,18 +390,85 @@ class _DictFits(dict):
         self[observations] = hyper
 
 
-#: The samplers a study can name (``algorithm=``); the systems' own algorithms are not
-#: registered as samplers yet (issue 13).
+class ReplaySampler:
+    """Base of samplers that wrap a system's sequential ask / tell algorithm (LDP, Q-GP-UCB).
+
+    ``build`` returns any state object; ``choose`` may leave it holding the asked row (an
+    algorithm whose ask consumes randomness must not be asked twice for one trial), and
+    ``replay`` must then use it. A study keeps no algorithm object between asks (another process may ask next), so the
+    algorithm is rebuilt from the study's seed and the told trials are replayed in the order
+    they were told: ``build(candidates, seed)`` makes it, ``replay(algorithm, row, value,
+    request)`` feeds one told trial, ``choose(algorithm, history, rng) -> (row, request)`` asks
+    it. Everything is deterministic given the history, so any process rebuilds the same state.
+    A process keeps its latest replayed state (keyed by the exact history), so asking again after
+    one more tell replays one trial, not all of them.
+
+    Subclasses are frozen dataclasses; these algorithms choose each row from the previous
+    value, so they are ``sequential`` and may ask a row again (``repeats``).
+    """
+
+    repeats = True
+    sequential = True
+
+    def suggest(self, context: SuggestContext):
+        h = context.history
+        told = list(zip(h.rows.tolist(), h.values.tolist(), h.requests or [{}] * h.rows.size,
+                        strict=True))  # fmt: skip
+        key = (_fingerprint(h.candidates), context.seed)
+        cached = _REPLAYS.get(self)
+        if cached is not None and cached[0] == key and told[: len(cached[1])] == cached[1]:
+            algorithm, done = cached[2], len(cached[1])
+        else:
+            algorithm, done = self.build(h.candidates, context.seed), 0
+        for row, value, request in told[done:]:
+            self.replay(algorithm, row, value, request)
+        _REPLAYS[self] = (key, told, algorithm)
+        return self.choose(algorithm, h, context.rng)
+
+    def settings(self) -> dict:
+        return asdict(self)
+
+
+#: Each replay sampler's latest algorithm state in this process (see ReplaySampler).
+_REPLAYS: dict = {}
+
+
+def _fingerprint(candidates: np.ndarray) -> str:
+    import hashlib
+
+    data = np.ascontiguousarray(candidates, dtype=float)
+    return hashlib.sha1(repr(data.shape).encode() + data.tobytes()).hexdigest()
+
+
+#: The built-in samplers; the systems' algorithms come from the entry points.
 SAMPLERS = {"gp-ucb": GPUCBSampler, "gp-ei": GPEISampler, "random": RandomSampler}
+#: The entry-point group through which a package registers samplers (name -> class).
+ENTRY_POINT_GROUP = "frontierbo.samplers"
+
+
+def available_samplers() -> dict:
+    """Every sampler name a study can use: the built-in ones and the registered ones (the
+    ``frontierbo.samplers`` entry points, loaded when asked for)."""
+    from importlib.metadata import entry_points
+
+    found = dict(SAMPLERS)
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(entry.name, entry)
+    return found
 
 
 def make_sampler(algorithm: str, settings: dict | None = None, extra: dict | None = None):
     """The sampler called ``algorithm`` with ``settings`` (keyword arguments)."""
-    known = {**SAMPLERS, **(extra or {})}
+    known = {**available_samplers(), **(extra or {})}
     if algorithm not in known:
         raise ValueError(f"algorithm must be one of {sorted(known)}, got {algorithm!r}")
     settings = dict(settings or {})
     cls = known[algorithm]
+    if not isinstance(cls, type):  # an entry point: import the system's module now
+        try:
+            cls = cls.load()
+        except ImportError as exc:
+            raise ImportError(f"algorithm {algorithm!r} could not be loaded: {exc}") from exc
     allowed = [f.name for f in fields(cls) if f.init]
     unknown = sorted(set(settings) - set(allowed))
     if unknown:

@@ -11,9 +11,11 @@ Tables (portable types; ``candidates`` is a base64 ``.npy``, so no BLOB dialects
 * ``frontierbo_studies``: one row per study: name (unique), algorithm and its settings (JSON),
   seed, the candidate set and its sha256, the column names, the pending timeout, created_at,
   the direction (maximize / minimize) and the frontierbo version that created it;
-* ``frontierbo_trials``: one row per trial: number, row index (unique per study, so two
-  workers never hold one row), state ``pending`` / ``complete``, value, asked / told times and
-  the number of times it was offered;
+* ``frontierbo_trials``: one row per trial: number, row index, state ``pending`` /
+  ``complete``, value, asked / told times, the number of times it was offered and the sampler's
+  request (JSON or NULL). A row is asked at most once unless the sampler ``repeats`` rows
+  (bandit algorithms); the ask transaction enforces it (schema 1 had a UNIQUE constraint, which
+  forbade the bandit samplers: a schema-1 file is migrated in place when opened);
 * ``frontierbo_fits``: hyperparameters fitted after ``t`` observations (a cache: a fit is a
   deterministic function of the data and the seed, so a resumed or parallel study finds the
   same values).
@@ -33,7 +35,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Seconds a writer waits for another's transaction before giving up.
 BUSY_TIMEOUT = 60.0
 
@@ -64,8 +66,8 @@ _SCHEMA = (
         asked_at DOUBLE PRECISION NOT NULL,
         told_at DOUBLE PRECISION,
         offers INTEGER NOT NULL,
-        PRIMARY KEY (study_id, number),
-        UNIQUE (study_id, row_index))""",
+        request TEXT,
+        PRIMARY KEY (study_id, number))""",
     """CREATE TABLE IF NOT EXISTS frontierbo_fits (
         study_id INTEGER NOT NULL REFERENCES frontierbo_studies (study_id),
         observations INTEGER NOT NULL,
@@ -73,6 +75,17 @@ _SCHEMA = (
         PRIMARY KEY (study_id, observations))""",
 )
 TABLES = ("frontierbo_meta", "frontierbo_studies", "frontierbo_trials", "frontierbo_fits")
+_TRIAL_COLUMNS = "study_id, number, row_index, state, value, asked_at, told_at, offers"
+#: Schema 1 -> 2: the trials table without UNIQUE (study_id, row_index) and with ``request``
+#: (portable SQL: copy into a new table, drop the old one, rename; one transaction).
+_MIGRATE_1_TO_2 = (
+    _SCHEMA[2].replace("IF NOT EXISTS frontierbo_trials", "frontierbo_trials_v2"),
+    f"INSERT INTO frontierbo_trials_v2 ({_TRIAL_COLUMNS}, request) "
+    f"SELECT {_TRIAL_COLUMNS}, NULL FROM frontierbo_trials",
+    "DROP TABLE frontierbo_trials",
+    "ALTER TABLE frontierbo_trials_v2 RENAME TO frontierbo_trials",
+    "UPDATE frontierbo_meta SET value = '2' WHERE key = 'schema_version'",
+)
 
 
 class StorageError(ValueError):
@@ -129,7 +142,7 @@ class Storage:
             )
         self._backend.prepare()
         with self.transaction(write=True) as ex:
-            for statement in _SCHEMA:
+            for statement in _SCHEMA:  # no-ops on tables that exist (an older schema's too)
                 ex(statement)
             rows = ex("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
             if not rows:
@@ -139,10 +152,12 @@ class Storage:
                     {"schema": str(SCHEMA_VERSION), "version": version},
                 )
                 return
-        self.check_schema(int(rows[0][0]))
+            self.check_schema(int(rows[0][0]))
+            self._migrate(ex, int(rows[0][0]))
 
     def check_readable(self) -> None:
-        """Raise :class:`StorageError` unless this is a study database this version can read."""
+        """Raise :class:`StorageError` unless this is a study database this version can read;
+        migrate it if it is older."""
         with self.transaction(write=False) as ex:
             try:
                 rows = ex("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
@@ -154,6 +169,8 @@ class Storage:
         if not rows:
             raise StorageError(f"storage {self.url!r} has no schema version: not a study database")
         self.check_schema(int(rows[0][0]))
+        if int(rows[0][0]) < SCHEMA_VERSION:
+            self.migrate()
 
     def check_schema(self, found: int) -> None:
         if found > SCHEMA_VERSION:
@@ -161,6 +178,19 @@ class Storage:
                 f"storage {self.url!r} was written by a newer frontierbo (schema {found}; this "
                 f"version reads up to {SCHEMA_VERSION}): upgrade frontierbo"
             )
+
+    def migrate(self) -> None:
+        """Bring an older study database to this schema (one write transaction; a no-op when
+        it is current, e.g. migrated meanwhile by another process)."""
+        with self.transaction(write=True) as ex:
+            rows = ex("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
+            self._migrate(ex, int(rows[0][0]))
+
+    @staticmethod
+    def _migrate(ex, found: int) -> None:
+        if found == 1:
+            for statement in _MIGRATE_1_TO_2:
+                ex(statement)
 
 
 class _Executor:

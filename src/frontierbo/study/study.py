@@ -32,7 +32,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from frontierbo._validation import check_matrix, check_real
-from frontierbo.study.samplers import History, make_sampler, suggest_row
+from frontierbo.study.samplers import History, make_sampler, suggest_trial
 from frontierbo.study.storage import Storage, StorageError
 
 DIRECTIONS = ("maximize", "minimize")
@@ -53,7 +53,10 @@ def _version() -> str:
 class Trial:
     """One evaluation: ``number`` (0, 1, ... in ask order), the candidate ``row`` and its
     features ``x`` (also by column name in ``params``), ``state`` and ``value`` once told,
-    ``asked_at`` / ``told_at`` (Unix seconds) and how many times it was ``offers``-ed."""
+    ``asked_at`` / ``told_at`` (Unix seconds), how many times it was ``offers``-ed, and the
+    sampler's ``request`` (how to evaluate it, e.g. ``{"accuracy": 0.1}`` for Q-GP-UCB; ``{}``
+    for most samplers). In a study whose sampler privatises tells, ``value`` is the privatised
+    value (the raw one is never stored)."""
 
     number: int
     row: int
@@ -64,12 +67,14 @@ class Trial:
     asked_at: float
     told_at: float | None
     offers: int
+    request: dict
 
     def to_dict(self) -> dict:
         return {
             "trial": self.number,
             "row": self.row,
             "params": self.params,
+            "request": self.request,
             "state": self.state,
             "value": self.value,
             "asked_at": self.asked_at,
@@ -135,19 +140,25 @@ class Study:
                 )
                 trials = self._trial_rows(ex)
                 return self._trial(next(r for r in trials if r[0] == expired))
+            self._check_sequential(trials)
             number = len(trials)
-            row = self._suggest(ex, trials, number)
+            row, request = self._suggest(ex, trials, number)
+            text = json.dumps(request) if request else None
             ex(
                 "INSERT INTO frontierbo_trials (study_id, number, row_index, state, value, "
-                "asked_at, told_at, offers) VALUES (:s, :n, :r, 'pending', NULL, :now, NULL, 1)",
-                {"s": self.study_id, "n": number, "r": row, "now": now},
+                "asked_at, told_at, offers, request) "
+                "VALUES (:s, :n, :r, 'pending', NULL, :now, NULL, 1, :q)",
+                {"s": self.study_id, "n": number, "r": row, "now": now, "q": text},
             )
-        return self._trial((number, row, "pending", None, now, None, 1))
+        return self._trial((number, row, "pending", None, now, None, 1, text))
 
     def tell(self, trial: Trial | int, value) -> Trial:
         """Record ``value`` for a pending ``trial`` (a :class:`Trial` or its number)."""
         number = _trial_number(trial)
         value = _finite_value(value)
+        privatise = getattr(self.sampler, "privatise_tell", None)
+        if privatise is not None:  # the evaluator's side: the raw value goes no further
+            value = _finite_value(privatise(value))
         with self.storage.transaction(write=True, study_id=self.study_id) as ex:
             rows = ex(
                 "SELECT state FROM frontierbo_trials WHERE study_id = :s AND number = :n",
@@ -215,16 +226,31 @@ class Study:
     # -- internals ---------------------------------------------------------------------------
     def _trial_rows(self, ex) -> list[tuple]:
         return ex(
-            "SELECT number, row_index, state, value, asked_at, told_at, offers "
+            "SELECT number, row_index, state, value, asked_at, told_at, offers, request "
             "FROM frontierbo_trials WHERE study_id = :s ORDER BY number",
             {"s": self.study_id},
         )
 
     def _trial(self, r: tuple) -> Trial:
-        number, row, state, value, asked_at, told_at, offers = r
+        number, row, state, value, asked_at, told_at, offers, request = r
         x = self.candidates[row]
         params = {name: float(v) for name, v in zip(self.columns, x, strict=True)}
-        return Trial(number, row, x, params, state, value, asked_at, told_at, offers)
+        request = json.loads(request) if request else {}
+        return Trial(number, row, x, params, state, value, asked_at, told_at, offers, request)
+
+    def _check_sequential(self, trials: list[tuple]) -> None:
+        """A sequential sampler chooses from the previous value: no ask while one is pending."""
+        pending = [r[0] for r in trials if r[2] == "pending"]
+        if pending and getattr(self.sampler, "sequential", False):
+            wait = (
+                f"or wait {self.pending_timeout:g} s (pending_timeout) for it to be offered again"
+                if self.pending_timeout is not None
+                else "(a study with pending_timeout re-offers an abandoned trial)"
+            )
+            raise ValueError(
+                f"algorithm {self.algorithm!r} is sequential (each choice needs the previous "
+                f"value): trial {pending[0]} is pending; tell it first {wait}"
+            )
 
     def _expired(self, trials: list[tuple], now: float) -> int | None:
         if self.pending_timeout is None:
@@ -241,8 +267,9 @@ class Study:
             values=sign * np.array([r[3] for r in done], dtype=float),
             pending=np.array([r[1] for r in trials if r[2] == "pending"], dtype=int),
             number=number,
+            requests=tuple(json.loads(r[7]) if r[7] else {} for r in done),
         )
-        return suggest_row(self.sampler, history, self.seed, _FitCache(ex, self.study_id))
+        return suggest_trial(self.sampler, history, self.seed, _FitCache(ex, self.study_id))
 
 
 # -- creating and loading -------------------------------------------------------------------------
@@ -256,7 +283,7 @@ def create_study(
     candidates,
     *,
     storage: str | os.PathLike = "study.db",
-    algorithm: str = "gp-ucb",
+    algorithm: str = "gp-ei",
     settings: dict | None = None,
     name: str = DEFAULT_NAME,
     columns=None,
@@ -267,8 +294,9 @@ def create_study(
 ) -> Study:
     """A new study of ``candidates`` (n, d) in ``storage`` (a SQLite file by default).
 
-    ``algorithm`` / ``settings``: the sampler (``"gp-ucb"``, ``"random"``) and its keyword
-    arguments; ``columns``: feature names (default ``x0, x1, ...``); ``pending_timeout``: seconds
+    ``algorithm`` / ``settings``: the sampler (``"gp-ei"``, the default, ``"gp-ucb"``,
+    ``"random"`` or a system's: :func:`~frontierbo.study.samplers.available_samplers`) and its
+    keyword arguments; ``columns``: feature names (default ``x0, x1, ...``); ``pending_timeout``: seconds
     after which a pending trial is offered again (None: never). With ``load_if_exists`` an
     existing study of that name is returned, provided its candidates are the same rows.
     """
