@@ -8,9 +8,11 @@ the column and the row for the first bad cell.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import csv
 import dataclasses
+import io
 import json
 import math
 import os
@@ -78,6 +80,18 @@ def _json_key(key: Any) -> str:
     if isinstance(key, int | np.integer) and not isinstance(key, bool):
         return str(int(key))
     raise TypeError(f"dict keys must be str or int to be stored as JSON, got {key!r}")
+
+
+def array_to_text(a: np.ndarray) -> str:
+    """A float array as base64 ``.npy`` text (little-endian float64; portable in any SQL TEXT
+    column, read back exactly by :func:`array_from_text`)."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(a, dtype="<f8"), allow_pickle=False)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def array_from_text(text: str) -> np.ndarray:
+    return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -123,6 +123,9 @@ def _reproduce(args) -> str:
 
 
 def add_commands(top: argparse._SubParsersAction) -> None:
+    from frontierbo.po.service.cli import add_commands as service_commands
+
+    service_commands(top)
     demo = top.add_parser("demo", help="small synthetic PO-GP-UCB experiment: table + plot")
     demo.add_argument("--out", type=Path, default=Path("frontierbo-demo"))
     demo.add_argument("--runs", type=positive_int, default=20)

@@ -19,9 +19,7 @@ maximised unless ``direction="minimize"``.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 import math
 import os
@@ -32,6 +30,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from frontierbo._validation import check_matrix, check_real
+from frontierbo.io import array_from_text, array_to_text
 from frontierbo.study.samplers import History, make_sampler, suggest_trial
 from frontierbo.study.storage import Storage, StorageError
 
@@ -115,7 +114,7 @@ class Study:
         self.storage = storage
         self.settings = json.loads(settings)
         self.columns = json.loads(columns)
-        self.candidates = _decode(blob)
+        self.candidates = array_from_text(blob)
         self.candidates.flags.writeable = False
         self.sampler = make_sampler(self.algorithm, self.settings)
 
@@ -321,7 +320,7 @@ def create_study(
         if not found:
             study_id = ex("SELECT COALESCE(MAX(study_id), 0) + 1 FROM frontierbo_studies")[0][0]
             row = (study_id, name, algorithm, json.dumps(sampler.settings()), int(seed),
-                   json.dumps(columns), X.shape[0], _encode(X), sha, pending_timeout,
+                   json.dumps(columns), X.shape[0], array_to_text(X), sha, pending_timeout,
                    time.time(), direction, _version())  # fmt: skip
             ex(
                 f"INSERT INTO frontierbo_studies ({_STUDY_COLUMNS}) VALUES (:a0, :a1, :a2, "
@@ -372,16 +371,6 @@ def _sqlite_missing(storage) -> bool:
 
     path = _sqlite_path(os.fspath(storage))
     return path is not None and not os.path.exists(path)
-
-
-def _encode(X: np.ndarray) -> str:
-    buffer = io.BytesIO()
-    np.save(buffer, np.ascontiguousarray(X, dtype="<f8"), allow_pickle=False)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _decode(blob: str) -> np.ndarray:
-    return np.load(io.BytesIO(base64.b64decode(blob)), allow_pickle=False)
 
 
 def _trial_number(trial) -> int:

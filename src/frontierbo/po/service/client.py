@@ -1,0 +1,147 @@
+"""The modeler's side over HTTP: :class:`HTTPCurator` is a transport with the in-process
+:class:`~frontierbo.po.po_gp_ucb.Curator`'s interface (``query(index) -> y``), and
+:func:`run_modeler` is PO-GP-UCB's modeler (Algorithm 2, the study sampler ``po-gp-ucb``)
+against it, resumable.
+
+Resuming: the modeler's state is a study in ``out/modeler.db`` (the released ``Z`` and every
+query it told), and each query carries ``request_id = <session>-<trial>``. A modeler killed
+after sending a query and before recording its answer finds the trial pending when it restarts
+and sends the same request again; the curator answers it from its own records without charging
+the budget again. So a crash loses nothing and spends nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+
+class BudgetExhaustedError(RuntimeError):
+    """The curator refuses further queries from this modeler (its budget is spent)."""
+
+
+class HTTPCurator:
+    """The curator at ``url`` with ``token``; connection failures are retried for
+    ``retry_for`` seconds (a curator restarting), answers are never re-charged."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = 30.0, retry_for: float = 60.0):
+        import httpx
+
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(f"url (--url) must start with http:// or https://, got {url!r}")
+        if not token or not isinstance(token, str):
+            raise ValueError(
+                "token must be a non-empty string (the curator's add-modeler prints it)"
+            )
+        self.url = url.rstrip("/")
+        self.retry_for = float(retry_for)
+        self._http = httpx.Client(
+            base_url=self.url, timeout=timeout, headers={"Authorization": f"Bearer {token}"}
+        )
+        self._errors = (httpx.TransportError,)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _call(self, method: str, path: str, **kwargs) -> dict:
+        deadline = time.monotonic() + self.retry_for
+        pause = 0.05
+        while True:
+            try:
+                response = self._http.request(method, path, **kwargs)
+                break
+            except self._errors as exc:
+                if time.monotonic() > deadline:
+                    raise ConnectionError(f"curator at {self.url} unreachable: {exc}") from None
+                time.sleep(pause)
+                pause = min(2 * pause, 2.0)
+        body = response.json()
+        if response.status_code == 200:
+            return body
+        detail = body.get("detail")
+        if response.status_code == 401:
+            raise PermissionError(f"the curator refused the token: {detail}")
+        if response.status_code == 403:
+            raise BudgetExhaustedError(f"the curator refused the query: {detail}")
+        raise ValueError(f"the curator answered {response.status_code}: {detail}")
+
+    def release(self) -> dict:
+        """The release: ``Z`` as an array and the public parameters."""
+        body = self._call("GET", "/release")
+        body["Z"] = np.asarray(body["Z"], dtype=float)
+        return body
+
+    def query(self, index: int, request_id: str | None = None) -> float:
+        """The output for row ``index`` (the in-process Curator's interface)."""
+        body = {"row": int(index)}
+        if request_id is not None:
+            body["request_id"] = request_id
+        return float(self._call("POST", "/query", json=body)["value"])
+
+    def ledger(self) -> dict:
+        return self._call("GET", "/ledger")
+
+
+def run_modeler(url: str, token: str, iterations: int, out, seed: int = 0) -> dict:
+    """Query ``iterations`` rows in all (the initial design included), choosing them with the
+    ``po-gp-ucb`` study sampler on the release; resumes from ``out``; writes
+    ``out/result.json``."""
+    from frontierbo._validation import check_int
+    from frontierbo.io import write_json_atomic
+    from frontierbo.study import create_study
+
+    iterations = check_int(iterations, "iterations (--iterations)", low=1)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    session_file = out / "session.json"
+    if session_file.exists():
+        session = json.loads(session_file.read_text())
+        if session["url"] != url:
+            raise ValueError(
+                f"--out {str(out)!r} holds a session with {session['url']}, not {url}: use "
+                "another --out for another curator"
+            )
+    else:
+        session = {"session": uuid.uuid4().hex, "url": url}
+        tmp = session_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(session))
+        os.replace(tmp, session_file)
+    curator = HTTPCurator(url, token)
+    try:
+        release = curator.release()
+        study = create_study(
+            release["Z"], storage=out / "modeler.db", algorithm="po-gp-ucb", name="modeler",
+            seed=seed, load_if_exists=True,
+        )  # fmt: skip
+        stopped = None
+        for trial in [t for t in study.trials if t.state == "pending"]:  # a crash's leftovers
+            study.tell(trial, curator.query(trial.row, f"{session['session']}-{trial.number}"))
+        while sum(t.state == "complete" for t in study.trials) < iterations:
+            trial = study.ask()
+            try:
+                value = curator.query(trial.row, f"{session['session']}-{trial.number}")
+            except BudgetExhaustedError as exc:
+                stopped = str(exc)
+                break
+            study.tell(trial, value)
+    finally:
+        curator.close()
+    done = [t for t in study.trials if t.state == "complete"]
+    best = max(done, key=lambda t: t.value) if done else None
+    result = {
+        "url": url,
+        "session": session["session"],
+        "queries": len(done),
+        "rows": [t.row for t in done],
+        "values": [t.value for t in done],
+        "best": None if best is None else {"row": best.row, "value": best.value},
+        "stopped": stopped,
+        "release": {k: v for k, v in release.items() if k != "Z"},
+    }
+    write_json_atomic(out / "result.json", result)
+    return result
