@@ -50,6 +50,10 @@ class Release(BaseModel):
     delta: float | None = None
     r: int | None = None
     noise_std: float | None = None
+    privacy: str = Field(default="paper", description='"paper" or "end-to-end"')
+    hyperparameters: dict | None = Field(default=None, description="public GP hyperparameters")
+    bounds: dict | None = Field(default=None, description="public bounds (end-to-end mode)")
+    answer_noise: dict | None = Field(default=None, description="the answers' Laplace noise")
 
 
 class LedgerEntry(BaseModel):
@@ -59,11 +63,22 @@ class LedgerEntry(BaseModel):
     created_at: float
 
 
+class Total(BaseModel):
+    epsilon: float | None
+    delta: float
+    differentially_private: bool
+
+
 class Ledger(BaseModel):
     entries: list[LedgerEntry]
     modeler: str
     budget: int
     used: int
+    privacy: str
+    session_total: Total = Field(description="this modeler's whole session (budget spent)")
+    spent_so_far: Total
+    curator_total: Total = Field(description="every modeler's budget with the release once")
+    composition: str
 
 
 class Health(BaseModel):

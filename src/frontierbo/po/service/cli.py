@@ -48,6 +48,25 @@ def add_commands(top: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--r", type=int, default=None, help="projection dimension (random-projection)"
     )
+    serve.add_argument(
+        "--privacy", choices=("paper", "end-to-end"), default="paper",
+        help="paper: only the release is DP (the scaling reads the data, answers are exact); "
+        "end-to-end: public --bounds for the scaling and noisy answers (--answer-epsilon), "
+        "one ledger for everything that leaves the curator (docs/service.md)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--bounds", default=None,
+        help="end-to-end: CSV column,low,high with public bounds of every feature and the target",
+    )  # fmt: skip
+    serve.add_argument(
+        "--answer-epsilon", type=float, default=None,
+        help="end-to-end: the privacy budget of each answer (Laplace noise)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--hyperparameters", default=None,
+        help="JSON file of public GP hyperparameters served with the release (lengthscale, "
+        "signal_variance, noise_variance[, prior_mean]); without it modelers learn their own",
+    )  # fmt: skip
     serve.add_argument("--db", default="curator.db", help=DB_HELP)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (8000)")
@@ -112,10 +131,13 @@ def _serve(args) -> str:
     served = prepare(
         store, args.data, args.target, features=args.features, minimize=args.minimize,
         mechanism=args.mechanism, epsilon=args.epsilon, delta=args.delta, r=args.r,
+        privacy=args.privacy, bounds=args.bounds, answer_epsilon=args.answer_epsilon,
+        hyperparameters=args.hyperparameters,
     )  # fmt: skip
     app = create_app(CuratorService(store, served))
     print(
-        f"curator: {served.Z.shape[0]} rows released ({served.public['mechanism']}); "
+        f"curator: {served.Z.shape[0]} rows released ({served.public['mechanism']}, privacy "
+        f"{served.public.get('privacy', 'paper')}); "
         f"serving on http://{args.host}:{args.port} (database {args.db})",
         flush=True,
     )

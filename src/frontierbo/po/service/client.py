@@ -87,6 +87,23 @@ class HTTPCurator:
         return self._call("GET", "/ledger")
 
 
+def modeler_settings(release: dict) -> dict:
+    """The ``po-gp-ucb`` sampler's settings for a release: the curator's public
+    hyperparameters when it serves them (made noise-aware for the Gaussian release, and with the
+    answers' Laplace variance added to the noise in the end-to-end mode); else none (the
+    modeler learns them from its answers)."""
+    hyper = release.get("hyperparameters")
+    if not hyper:
+        return {}
+    settings = dict(hyper)
+    noise = release.get("answer_noise")
+    if noise:
+        settings["noise_variance"] += 2.0 * noise["laplace_scale"] ** 2
+    if release.get("noise_std"):
+        settings["release_noise_std"] = release["noise_std"]
+    return settings
+
+
 def run_modeler(url: str, token: str, iterations: int, out, seed: int = 0) -> dict:
     """Query ``iterations`` rows in all (the initial design included), choosing them with the
     ``po-gp-ucb`` study sampler on the release; resumes from ``out``; writes
@@ -116,7 +133,7 @@ def run_modeler(url: str, token: str, iterations: int, out, seed: int = 0) -> di
         release = curator.release()
         study = create_study(
             release["Z"], storage=out / "modeler.db", algorithm="po-gp-ucb", name="modeler",
-            seed=seed, load_if_exists=True,
+            settings=modeler_settings(release), seed=seed, load_if_exists=True,
         )  # fmt: skip
         stopped = None
         for trial in [t for t in study.trials if t.state == "pending"]:  # a crash's leftovers

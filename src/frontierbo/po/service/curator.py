@@ -11,6 +11,7 @@ web layer (:mod:`frontierbo.po.service.app`) only maps them to HTTP.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import secrets
@@ -19,6 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from frontierbo.po.service.privacy import (
+    PRIVACIES,
+    AnswerNoise,
+    public_scaling,
+    read_bounds,
+    session_ledger,
+)
 from frontierbo.po.service.store import CuratorStore, StoreError, log, token_sha256
 
 MECHANISMS = ("random-projection", "gaussian")
@@ -29,11 +37,17 @@ DENIED = "missing, unknown or revoked token"
 
 @dataclass(frozen=True)
 class Served:
-    """What the service holds in memory: the release and the values it answers with."""
+    """What the service holds in memory: the release, the values it answers with, and (in the
+    end-to-end private mode) the noise each answer gets."""
 
     Z: np.ndarray
     public: dict
     values: np.ndarray
+    noise: AnswerNoise | None = None
+
+    def answer(self, row: int) -> float:
+        value = float(self.values[row])
+        return value if self.noise is None else self.noise.answer(value)
 
 
 def file_sha256(path) -> str:
@@ -46,14 +60,29 @@ def file_sha256(path) -> str:
 
 def prepare(store: CuratorStore, data, target: str, *, features=None, minimize: bool = False,
             mechanism: str = "gaussian", epsilon: float = 1.0, delta: float = 1e-5,
-            r: int | None = None) -> Served:  # fmt: skip
+            r: int | None = None, privacy: str = "paper", bounds=None,
+            answer_epsilon: float | None = None, hyperparameters=None) -> Served:  # fmt: skip
     """Load the private table; make and store the release if this database has none, else
-    check that the data and the settings are the ones it was made from."""
+    check that the data and the settings are the ones it was made from.
+
+    ``privacy="end-to-end"`` (:mod:`frontierbo.po.service.privacy`) needs the Gaussian release,
+    ``bounds`` (a ``column,low,high`` CSV for every feature and the target) and
+    ``answer_epsilon``; ``hyperparameters`` (a JSON file of public GP hyperparameters) is
+    served with the release in either mode."""
     from frontierbo.po.userdata import load_csv_problem
 
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism (--mechanism) must be one of {MECHANISMS}, got {mechanism!r}")
+    if privacy not in PRIVACIES:
+        raise ValueError(f"privacy (--privacy) must be one of {PRIVACIES}, got {privacy!r}")
     X_raw, y, names = load_csv_problem(data, target, features, minimize)
+    public_hyper = _read_hyperparameters(hyperparameters)
+    scaling = noise = None
+    if privacy == "end-to-end":
+        scaling, noise = _end_to_end(X_raw, names, target, minimize, mechanism, bounds,
+                                     answer_epsilon)  # fmt: skip
+    elif bounds is not None or answer_epsilon is not None:
+        raise ValueError("--bounds and --answer-epsilon belong to --privacy end-to-end")
     config = {
         "data": os.path.basename(os.fspath(data)),
         "target": target,
@@ -64,40 +93,94 @@ def prepare(store: CuratorStore, data, target: str, *, features=None, minimize: 
         "delta": float(delta),
         "r": None if r is None else int(r),
         "n": int(X_raw.shape[0]),
+        "privacy": privacy,
+        "bounds": None if scaling is None else {k: list(v) for k, v in scaling.items()},
+        "answer_epsilon": None if noise is None else noise.epsilon,
+        "hyperparameters": public_hyper,
     }
     sha = file_sha256(data)
     stored = store.release()
     if stored is not None:
-        if stored["data_sha256"] != sha:
-            raise StoreError(
-                f"--data {os.fspath(data)!r} is not the file this database's release was made "
-                f"from (sha256 {stored['data_sha256'][:12]}..., now {sha[:12]}...): a release is "
-                "made once; use a new --db for new data"
-            )
-        changed = {k for k in config if k != "data" and stored["config"].get(k) != config[k]}
-        if changed:
-            raise StoreError(
-                f"the release in this database was made with other settings ({sorted(changed)}: "
-                f"{ {k: stored['config'][k] for k in sorted(changed)} }); it is served as made, "
-                "so start the curator with those settings or use a new --db"
-            )
-        return Served(stored["Z"], stored["public"], y)
-    Z, public, ledger = _release(X_raw, mechanism, epsilon, delta, r)
+        _check_same(stored, sha, config, data)
+        return Served(stored["Z"], stored["public"], y, noise)
+    Z, public, ledger = _release(X_raw, names, target, mechanism, epsilon, delta, r, scaling,
+                                 noise)  # fmt: skip
     public = {**public, "features": len(names), "n": int(X_raw.shape[0]),
-              "sense": "-" + target if minimize else target}  # fmt: skip
+              "sense": "-" + target if minimize else target, "privacy": privacy,
+              "hyperparameters": public_hyper,
+              "answer_noise": None if noise is None else {
+                  "epsilon": noise.epsilon, "laplace_scale": noise.mechanism.scale}}  # fmt: skip
     store.save_release(sha, config, Z, public, ledger)
-    return Served(Z, public, y)
+    return Served(Z, public, y, noise)
 
 
-def _release(X_raw, mechanism: str, epsilon: float, delta: float, r):
-    """The paper's preprocessing and the release, with fresh OS entropy (a seed known to anyone
-    would let them redraw the noise)."""
+def _check_same(stored: dict, sha: str, config: dict, data) -> None:
+    if stored["data_sha256"] != sha:
+        raise StoreError(
+            f"--data {os.fspath(data)!r} is not the file this database's release was made "
+            f"from (sha256 {stored['data_sha256'][:12]}..., now {sha[:12]}...): a release is "
+            "made once; use a new --db for new data"
+        )
+    changed = {k for k in config if k != "data" and stored["config"].get(k) != config[k]}
+    if changed:
+        raise StoreError(
+            f"the release in this database was made with other settings ({sorted(changed)}: "
+            f"{ {k: stored['config'].get(k) for k in sorted(changed)} }); it is served as made, "
+            "so start the curator with those settings or use a new --db"
+        )
+
+
+def _end_to_end(X_raw, names, target, minimize, mechanism, bounds, answer_epsilon):
+    """The public bounds (the target's in the served sign) and the answers' noise."""
+    if mechanism != "gaussian":
+        raise ValueError("--privacy end-to-end needs --mechanism gaussian (the random "
+                         "projection is not differentially private)")  # fmt: skip
+    if bounds is None or answer_epsilon is None:
+        raise ValueError("--privacy end-to-end needs --bounds and --answer-epsilon")
+    from frontierbo._validation import check_positive
+
+    answer_epsilon = check_positive(answer_epsilon, "answer_epsilon (--answer-epsilon)")
+    limits = read_bounds(bounds, list(names), target)
+    low, high = limits[target]
+    if minimize:  # the served values are -target
+        low, high = -high, -low
+    scaling = {name: limits[name] for name in names}
+    return scaling, AnswerNoise(answer_epsilon, low, high)
+
+
+def _read_hyperparameters(path) -> dict | None:
+    if path is None:
+        return None
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"--hyperparameters {os.fspath(path)!r} does not exist")
+    with open(path, encoding="utf-8") as fh:
+        try:
+            hyper = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--hyperparameters {os.fspath(path)!r} is not JSON: {exc}") from None
+    keys = {"lengthscale", "signal_variance", "noise_variance"}
+    if not isinstance(hyper, dict) or not keys <= set(hyper):
+        raise ValueError(f"--hyperparameters must be a JSON object with {sorted(keys)} "
+                         "(and optionally prior_mean)")  # fmt: skip
+    for key in (*keys, "prior_mean"):
+        if key in hyper and not (isinstance(hyper[key], int | float) and math.isfinite(hyper[key])):
+            raise ValueError(f"--hyperparameters: {key} must be a finite number")
+    return {k: float(hyper[k]) for k in (*sorted(keys), "prior_mean") if k in hyper}
+
+
+def _release(X_raw, names, target, mechanism, epsilon, delta, r, scaling, noise):
+    """The preprocessing (the paper's, or the public one) and the release, with fresh OS
+    entropy (a seed known to anyone would let them redraw the noise)."""
     from frontierbo.po.gaussian_release import GaussianRowMechanism
     from frontierbo.po.problems.base import DEFAULT_MAX_NORM, preprocess_inputs
     from frontierbo.po.random_projection import RandomProjectionMechanism
 
-    span = np.ptp(X_raw, axis=0)
-    inputs, _ = preprocess_inputs(X_raw, np.where(span > 0, span, 1.0), DEFAULT_MAX_NORM)
+    if scaling is None:
+        span = np.ptp(X_raw, axis=0)
+        inputs, _ = preprocess_inputs(X_raw, np.where(span > 0, span, 1.0), DEFAULT_MAX_NORM)
+    else:
+        lows, highs = (np.array([scaling[n][k] for n in names]) for k in (0, 1))
+        inputs = public_scaling(X_raw, lows, highs)
     if mechanism == "gaussian":
         mech = GaussianRowMechanism(epsilon, delta, r)
         mech.check_range(inputs.shape[1], DEFAULT_MAX_NORM)
@@ -109,12 +192,32 @@ def _release(X_raw, mechanism: str, epsilon: float, delta: float, r):
     guarantee = mech.guarantee()
     public = {"mechanism": mechanism}
     public |= {k: _plain(release.info[k]) for k in PUBLIC_INFO if k in release.info}
+    if scaling is None:
+        covers = (
+            "the released matrix Z, once, for every modeler. NOT covered: the column ranges and "
+            "the maximum row norm used to scale the rows before the release (computed from the "
+            "data), and the answers to queries (sent in the clear, as in the paper)"
+        )
+        return release.Z, public, [(mech.name, guarantee.as_dict(), covers)]
+    public["bounds"] = {name: list(scaling[name]) for name in names}
     covers = (
-        "the released matrix Z, once, for every modeler. NOT covered: the column ranges and the "
-        "maximum row norm used to scale the rows before the release (computed from the data), "
-        "and the answers to queries (sent in the clear, as in the paper)"
+        "the released matrix Z, once, for every modeler, including its preprocessing: rows "
+        "clipped to the public --bounds and scaled by public constants to norm <= 25 (for "
+        "neighbouring records whose scaled features differ by at most 1 in L2 norm)"
     )
-    return release.Z, public, [(mech.name, guarantee.as_dict(), covers)]
+    answers = (
+        f"each charged answer: the row's {target} clipped to its public bounds plus discrete "
+        f"Laplace noise of scale {noise.mechanism.scale:.6g} (epsilon {noise.epsilon:g} per "
+        "answer; a retried request returns the stored answer at no cost)"
+    )
+    return (
+        release.Z,
+        public,
+        [
+            (mech.name, guarantee.as_dict(), covers),
+            ("answers (per answer)", noise.guarantee().as_dict(), answers),
+        ],
+    )
 
 
 def _plain(value):
@@ -186,7 +289,14 @@ class CuratorService:
         m = self._read(token, "/ledger", "ok")
         if m is None:
             return 401, {"detail": DENIED}
-        return 200, {"entries": self.store.ledger(), "modeler": m[1], "budget": m[2], "used": m[3]}
+        entries = self.store.ledger()
+        noise = self.served.noise
+        release = [e for e in entries if not e["label"].startswith("answers")]
+        all_budgets = sum(row["budget"] for row in self.store.modelers())
+        totals = session_ledger(release, None if noise is None else noise.epsilon, m[2], m[3],
+                                all_budgets)  # fmt: skip
+        return 200, {"entries": entries, "modeler": m[1], "budget": m[2], "used": m[3],
+                     "privacy": self.served.public.get("privacy", "paper"), **totals}  # fmt: skip
 
     def query(self, token: str | None, row: int, request_id: str | None) -> tuple[int, dict]:
         """Answer row ``row``; a repeated ``request_id`` gets its first answer again, free."""
@@ -215,7 +325,7 @@ class CuratorService:
             if used >= budget:
                 log(c, name, "/query", row, "over budget", 403)
                 return 403, {"detail": f"query budget of {budget} spent", "remaining": 0}
-            value = float(self.served.values[row])
+            value = self.served.answer(row)
             key = request_id if request_id is not None else "auto-" + secrets.token_hex(8)
             c.execute(
                 "INSERT INTO curator_answers VALUES (?, ?, ?, ?, ?)",

@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from frontierbo.io import array_from_text, array_to_text
+from frontierbo.io import array_from_text, array_to_text, finite_or_null
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT = 60.0
@@ -196,9 +196,10 @@ class CuratorStore:
             "SELECT label, guarantee, covers, created_at FROM curator_ledger ORDER BY id"
         )
         return [
-            {"label": r[0], "guarantee": json.loads(r[1]), "covers": r[2], "created_at": r[3]}
+            {"label": r[0], "guarantee": finite_or_null(json.loads(r[1])), "covers": r[2],
+             "created_at": r[3]}
             for r in rows
-        ]
+        ]  # fmt: skip
 
     # -- modelers -------------------------------------------------------------------------------
     def add_modeler(self, name: str, budget: int) -> str:

@@ -1,0 +1,134 @@
+"""The curator's end-to-end private mode: public scaling, noisy answers, one ledger."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from frontierbo.po.service.client import modeler_settings
+from frontierbo.po.service.curator import CuratorService, prepare
+from frontierbo.po.service.privacy import MAX_NORM, public_scaling, read_bounds
+from frontierbo.po.service.store import CuratorStore, StoreError
+
+N = 60
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 10, size=(N, 2))
+    y = X[:, 0] - X[:, 1]
+    rows = ["a,b,y"] + [f"{a:.6f},{b:.6f},{v:.6f}" for (a, b), v in zip(X, y, strict=True)]
+    (tmp_path / "private.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "bounds.csv").write_text("column,low,high\na,0,10\nb,0,10\ny,-10,10\n")
+    return tmp_path, X, np.round(y, 6)
+
+
+def _e2e(store, folder, **kw):
+    args = dict(epsilon=1.0, delta=1e-5, privacy="end-to-end", bounds=folder / "bounds.csv",
+                answer_epsilon=0.5)  # fmt: skip
+    return prepare(store, folder / "private.csv", "y", **{**args, **kw})
+
+
+def test_public_scaling_uses_only_the_bounds_and_keeps_row_norms_under_25():
+    lows, highs = np.array([0.0, -5.0, 1.0]), np.array([10.0, 5.0, 2.0])
+    X = np.array([[0, -5, 1], [10, 5, 2], [50, 0, 1.5], [5, 0, 1.5]], dtype=float)
+    Z = public_scaling(X, lows, highs)
+    assert np.all(np.linalg.norm(Z, axis=1) <= MAX_NORM + 1e-12)
+    np.testing.assert_allclose(Z[0], -Z[1])  # the corners map to opposite corners
+    np.testing.assert_allclose(Z[2], public_scaling(X[[1]], lows, highs)[0] * [1, 0, 0])  # clipped
+    np.testing.assert_allclose(Z[3], 0.0)  # the midpoint is the origin
+    # a row's image depends on that row alone: changing another row changes nothing
+    other = X.copy()
+    other[0] = [3, 3, 1.2]
+    np.testing.assert_allclose(public_scaling(other, lows, highs)[1:], Z[1:])
+
+
+def test_answers_are_noisy_unbiased_and_replayed_free(files):
+    folder, _, y = files
+    store = CuratorStore(folder / "c.db")
+    service = CuratorService(store, _e2e(store, folder))
+    token = store.add_modeler("m", 2000)
+    row = 7
+    values = [service.query(token, row, f"r{k}")[1]["value"] for k in range(1200)]
+    scale = 20 / 0.5  # (high - low) / answer_epsilon, up to the grid's rounding
+    se = math.sqrt(2) * scale / math.sqrt(len(values))
+    assert abs(np.mean(values) - y[row]) < 4 * se
+    assert np.var(values) == pytest.approx(2 * scale**2, rel=0.15)
+    status, again = service.query(token, row, "r3")  # a retry: the stored answer, no charge
+    assert status == 200 and again["replayed"] and again["value"] == values[3]
+    assert store.modelers()[0]["used"] == 1200
+
+
+def test_the_ledger_covers_the_release_and_every_answer(files):
+    folder, _, _ = files
+    store = CuratorStore(folder / "c.db")
+    served = _e2e(store, folder)
+    service = CuratorService(store, served)
+    alice, bob = store.add_modeler("alice", 40), store.add_modeler("bob", 10)
+    for k in range(5):
+        service.query(alice, k, f"a{k}")
+    status, ledger = service.ledger(alice)
+    assert status == 200 and ledger["privacy"] == "end-to-end"
+    labels = [e["label"] for e in ledger["entries"]]
+    assert labels == ["gaussian", "answers (per answer)"]
+    release_eps = ledger["entries"][0]["guarantee"]["epsilon"]
+    assert release_eps == 1.0
+    assert ledger["session_total"]["epsilon"] == pytest.approx(1.0 + 40 * 0.5)
+    assert ledger["spent_so_far"]["epsilon"] == pytest.approx(1.0 + 5 * 0.5)
+    assert ledger["curator_total"]["epsilon"] == pytest.approx(1.0 + 50 * 0.5)
+    assert ledger["session_total"]["delta"] == pytest.approx(1e-5)
+    assert "public --bounds" in ledger["entries"][0]["covers"]
+    assert service.ledger(bob)[1]["session_total"]["epsilon"] == pytest.approx(1.0 + 10 * 0.5)
+    public = served.public
+    assert public["privacy"] == "end-to-end" and public["bounds"] == {"a": [0, 10], "b": [0, 10]}
+    assert public["answer_noise"]["epsilon"] == 0.5
+
+
+def test_the_paper_mode_says_what_it_does_not_cover(files):
+    folder, _, y = files
+    store = CuratorStore(folder / "c.db")
+    service = CuratorService(store, prepare(store, folder / "private.csv", "y", epsilon=1.0,
+                                            delta=1e-5))  # fmt: skip
+    token = store.add_modeler("m", 5)
+    assert service.query(token, 2, None)[1]["value"] == y[2]  # exact, in the clear
+    ledger = service.ledger(token)[1]
+    assert ledger["privacy"] == "paper" and len(ledger["entries"]) == 1
+    assert "NOT covered" in ledger["entries"][0]["covers"]
+    assert ledger["session_total"]["epsilon"] == 1.0  # the release only: answers are not DP
+
+
+def test_bad_end_to_end_settings_are_refused(files):
+    folder, _, _ = files
+    store = CuratorStore(folder / "c.db")
+    with pytest.raises(ValueError, match="needs --mechanism gaussian"):
+        _e2e(store, folder, mechanism="random-projection", r=2)
+    with pytest.raises(ValueError, match="needs --bounds and --answer-epsilon"):
+        _e2e(store, folder, answer_epsilon=None)
+    (folder / "short.csv").write_text("column,low,high\na,0,10\n")
+    with pytest.raises(ValueError, match=r"no bounds for \['b', 'y'\]"):
+        _e2e(store, folder, bounds=folder / "short.csv")
+    (folder / "bad.csv").write_text("column,low,high\na,5,1\nb,0,1\ny,0,1\n")
+    with pytest.raises(ValueError, match="finite low < high"):
+        read_bounds(folder / "bad.csv", ["a", "b"], "y")
+    with pytest.raises(ValueError, match="belong to --privacy end-to-end"):
+        prepare(store, folder / "private.csv", "y", answer_epsilon=1.0)
+    _e2e(store, folder)
+    with pytest.raises(StoreError, match="answer_epsilon"):
+        _e2e(store, folder, answer_epsilon=0.25)  # the release is served as made
+
+
+def test_the_modeler_uses_public_hyperparameters_with_the_answer_noise(files):
+    folder, _, _ = files
+    (folder / "hyper.json").write_text(
+        '{"lengthscale": 8.0, "signal_variance": 2.0, "noise_variance": 0.1}'
+    )
+    store = CuratorStore(folder / "c.db")
+    served = _e2e(store, folder, hyperparameters=folder / "hyper.json")
+    settings = modeler_settings(served.public)
+    scale = served.public["answer_noise"]["laplace_scale"]
+    assert settings["noise_variance"] == pytest.approx(0.1 + 2 * scale**2)
+    assert settings["release_noise_std"] == served.public["noise_std"]
+    assert modeler_settings({"hyperparameters": None}) == {}
