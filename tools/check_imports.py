@@ -8,6 +8,7 @@ Layers, lowest first (a module may import its own layer and the layers below it)
     3  dp                            samplers, accounting, audit statistics
     4  experiments                   store, runner (local / Dask), report tail, the System contract
        study                         persistent ask / tell studies, their storage and samplers
+       dashboard                     the live page over a snapshot; the study dashboard
     5  po, ldp, quantum, ...         one package per system; a system never imports another system
     6  registry, cli                 the list of systems and the thin dispatcher
        _compat, privacy, problems,   deprecated aliases of the paths that moved (issue 9)
@@ -39,6 +40,7 @@ SHARED_LAYERS = {
     "dp": 3,
     "experiments": 4,
     "study": 4,
+    "dashboard": 4,
     "registry": 6,
     "cli": 6,
     "_compat": 6,

@@ -14,6 +14,7 @@ import os
 import sys
 import warnings
 
+from frontierbo.dashboard.cli import add_commands as dashboard_commands
 from frontierbo.registry import systems
 from frontierbo.study.cli import add_commands as study_commands
 
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         if system.add_commands is not None:
             system.add_commands(top)
     study_commands(top)
+    dashboard_commands(top)
     return parser
 
 

@@ -309,3 +309,41 @@ def test_a_release_is_made_once_and_never_for_other_data(tmp_path):
     with pytest.raises(StoreError, match="not the file"):
         prepare(store, tmp_path / "private.csv", "y", epsilon=1.0, delta=1e-5)
     os.remove(tmp_path / "private.csv")
+
+
+def test_the_curator_dashboard_updates_after_a_query_in_chromium(service):
+    """The page renders the modelers' progress for a viewer and follows a new query; a
+    modeler's token cannot read it (modelers must not see each other)."""
+    import shutil
+
+    if shutil.which("chromium") is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    server, tokens, _, _ = service
+    store = CuratorStore(server.folder / "curator.db")
+    viewer = store.add_modeler(f"screen-{time.monotonic_ns()}", 0, role="viewer")
+    headers = server.auth(tokens["alice"])
+    httpx.post(server.url + "/query", headers=headers, json={"row": 11})  # alice has answers
+
+    def queried():
+        return sum(
+            len(store.answers(m["name"])) for m in store.modelers() if m["role"] == "modeler"
+        )
+
+    args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+    with sync_api.sync_playwright() as p:
+        chrome = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=args)
+        page = chrome.new_page()
+        page.goto(f"{server.url}/dashboard?interval=200#token={viewer}")
+        page.wait_for_selector("#best-so-far path.series", state="attached")
+        count = "([n]) => Number(document.querySelector('#points').dataset.count) === n"
+        page.wait_for_function(count, arg=[queried()])
+        assert not page.is_hidden("#regret-box") and "alice" in page.text_content("#budgets")
+        httpx.post(server.url + "/query", headers=headers, json={"row": 12})
+        page.wait_for_function(count, arg=[queried()])  # one more circle, within a few polls
+        assert page.text_content("#audit tbody tr td:nth-child(4)") == "12"  # newest first
+        modeler = chrome.new_page()
+        modeler.goto(f"{server.url}/dashboard#token={tokens['alice']}")
+        modeler.wait_for_function("document.getElementById('status').textContent.includes('401')")
+        chrome.close()

@@ -132,3 +132,30 @@ def test_the_modeler_uses_public_hyperparameters_with_the_answer_noise(files):
     assert settings["noise_variance"] == pytest.approx(0.1 + 2 * scale**2)
     assert settings["release_noise_std"] == served.public["noise_std"]
     assert modeler_settings({"hyperparameters": None}) == {}
+
+
+def test_viewers_and_the_schema_1_migration(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as conn:  # a schema-1 database: no role column
+        conn.executescript(
+            """CREATE TABLE curator_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            INSERT INTO curator_meta VALUES ('schema_version', '1');
+            CREATE TABLE curator_modelers (id INTEGER PRIMARY KEY AUTOINCREMENT,
+                name TEXT NOT NULL UNIQUE, token_sha256 TEXT NOT NULL UNIQUE,
+                budget INTEGER NOT NULL CHECK (budget >= 0),
+                used INTEGER NOT NULL DEFAULT 0 CHECK (used >= 0 AND used <= budget),
+                revoked INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL);
+            INSERT INTO curator_modelers (name, token_sha256, budget, created_at)
+                VALUES ('old', 'x', 3, 0);"""
+        )
+    store = CuratorStore(path)
+    assert [(m["name"], m["role"]) for m in store.modelers()] == [("old", "modeler")]
+    assert store.read("SELECT value FROM curator_meta WHERE key = 'schema_version'") == [("2",)]
+    viewer = store.add_modeler("screen", 0, role="viewer")
+    assert store.role(viewer) == "viewer" and store.role("fbo_nothing") is None
+    store.revoke_modeler("screen")
+    assert store.role(viewer) is None
+    with pytest.raises(ValueError, match="role must be one of"):
+        store.add_modeler("x", 1, role="admin")

@@ -110,8 +110,9 @@ def _reply(status: int, body: dict):
     return JSONResponse(body, status_code=status, headers=UNAUTHORISED if status == 401 else None)
 
 
-#: Paths anyone may read: the API's description, no data.
-PUBLIC_PATHS = ("/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc")
+#: Paths anyone may read: the API's description and the dashboard's page, no data (its data,
+#: /dashboard/data, needs a viewer's token).
+PUBLIC_PATHS = ("/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc", "/dashboard")
 
 
 def create_app(service: CuratorService) -> FastAPI:
@@ -154,4 +155,13 @@ def create_app(service: CuratorService) -> FastAPI:
         """The privacy guarantees spent and what each covers, and this modeler's budget."""
         return _reply(*service.ledger(token))
 
+    from frontierbo.dashboard.routes import add_dashboard
+    from frontierbo.po.service.dashboard import CuratorSnapshot
+
+    add_dashboard(
+        app,
+        CuratorSnapshot(service.store, service.served),
+        lambda token: service.store.role(token) == "viewer",  # modelers must not see each other
+        title="frontierbo curator",
+    )
     return app

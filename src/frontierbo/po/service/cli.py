@@ -82,7 +82,17 @@ def add_commands(top: argparse._SubParsersAction) -> None:
     add.add_argument("--db", default="curator.db", help=DB_HELP)
     add.set_defaults(handler=_add)
 
-    revoke = curator.add_parser("revoke-modeler", help="revoke a modeler's token")
+    viewer = curator.add_parser(
+        "add-viewer", help="register a dashboard viewer; prints its token once",
+        description="A viewer's token reads the live dashboard (GET /dashboard/data: every "
+        "modeler's progress, budgets, ledger, audit log) and has no query budget. Open "
+        "http://HOST:PORT/dashboard#token=TOKEN in a browser.",
+    )  # fmt: skip
+    viewer.add_argument("name", help="the viewer's name (unique among modelers and viewers)")
+    viewer.add_argument("--db", default="curator.db", help=DB_HELP)
+    viewer.set_defaults(handler=_add_viewer)
+
+    revoke = curator.add_parser("revoke-modeler", help="revoke a modeler's or viewer's token")
     revoke.add_argument("name")
     revoke.add_argument("--db", default="curator.db", help=DB_HELP)
     revoke.set_defaults(handler=_revoke)
@@ -138,7 +148,8 @@ def _serve(args) -> str:
     print(
         f"curator: {served.Z.shape[0]} rows released ({served.public['mechanism']}, privacy "
         f"{served.public.get('privacy', 'paper')}); "
-        f"serving on http://{args.host}:{args.port} (database {args.db})",
+        f"serving on http://{args.host}:{args.port} (database {args.db}); dashboard: "
+        f"http://{args.host}:{args.port}/dashboard#token=<a viewer's token>",
         flush=True,
     )
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
@@ -156,6 +167,14 @@ def _add(args) -> str:
     )
 
 
+def _add_viewer(args) -> str:
+    token = _store(args.db, create=True).add_modeler(args.name, 0, role="viewer")
+    return (
+        f"{token}\n(viewer {args.name!r}: open http://HOST:PORT/dashboard#token=<the token "
+        "above>; it is shown once and not stored)"
+    )
+
+
 def _revoke(args) -> str:
     _store(args.db).revoke_modeler(args.name)
     return f"revoked the token of modeler {args.name!r}"
@@ -165,9 +184,11 @@ def _modelers(args) -> str:
     from frontierbo.experiments.report import markdown_table
 
     rows = _store(args.db).modelers()
-    body = [[m["name"], str(m["budget"]), str(m["used"]), str(m["remaining"]),
+    body = [[m["name"], m["role"], str(m["budget"]), str(m["used"]), str(m["remaining"]),
              "yes" if m["revoked"] else "no"] for m in rows]  # fmt: skip
-    return markdown_table(["modeler", "budget", "used", "remaining", "revoked"], body, "lrrrl")
+    return markdown_table(
+        ["name", "role", "budget", "used", "remaining", "revoked"], body, "llrrrl"
+    )
 
 
 def _audit(args) -> str:

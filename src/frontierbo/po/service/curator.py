@@ -33,6 +33,9 @@ MECHANISMS = ("random-projection", "gaussian")
 #: Release parameters a modeler may see (never the data-dependent ones such as singular values).
 PUBLIC_INFO = ("epsilon", "delta", "r", "noise_std")
 DENIED = "missing, unknown or revoked token"
+#: Release settings newer than the first service, with the value a database made before had.
+ADDED_SETTINGS = {"privacy": "paper", "bounds": None, "answer_epsilon": None,
+                  "hyperparameters": None}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -121,11 +124,13 @@ def _check_same(stored: dict, sha: str, config: dict, data) -> None:
             f"from (sha256 {stored['data_sha256'][:12]}..., now {sha[:12]}...): a release is "
             "made once; use a new --db for new data"
         )
-    changed = {k for k in config if k != "data" and stored["config"].get(k) != config[k]}
+    # settings added after a database was made had their defaults then
+    before = {**ADDED_SETTINGS, **stored["config"]}
+    changed = {k for k in config if k != "data" and before.get(k) != config[k]}
     if changed:
         raise StoreError(
             f"the release in this database was made with other settings ({sorted(changed)}: "
-            f"{ {k: stored['config'].get(k) for k in sorted(changed)} }); it is served as made, "
+            f"{ {k: before.get(k) for k in sorted(changed)} }); it is served as made, "
             "so start the curator with those settings or use a new --db"
         )
 

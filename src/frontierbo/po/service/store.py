@@ -32,7 +32,9 @@ from pathlib import Path
 
 from frontierbo.io import array_from_text, array_to_text, finite_or_null
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Who a token belongs to: a modeler (queries within a budget) or a viewer (reads the dashboard).
+ROLES = ("modeler", "viewer")
 BUSY_TIMEOUT = 60.0
 TOKEN_PREFIX = "fbo_"
 
@@ -58,7 +60,8 @@ _SCHEMA = (
         budget INTEGER NOT NULL CHECK (budget >= 0),
         used INTEGER NOT NULL DEFAULT 0 CHECK (used >= 0 AND used <= budget),
         revoked INTEGER NOT NULL DEFAULT 0,
-        created_at REAL NOT NULL)""",
+        created_at REAL NOT NULL,
+        role TEXT NOT NULL DEFAULT 'modeler')""",
     """CREATE TABLE IF NOT EXISTS curator_answers (
         modeler_id INTEGER NOT NULL REFERENCES curator_modelers (id),
         request_id TEXT NOT NULL,
@@ -158,6 +161,11 @@ class CuratorStore:
                 raise StoreError(
                     f"--db {str(self.path)!r} was written by a newer frontierbo (schema {row[0]})"
                 )
+            elif int(row[0]) == 1:  # schema 2 added viewers (the dashboard's readers)
+                c.execute(
+                    "ALTER TABLE curator_modelers ADD COLUMN role TEXT NOT NULL DEFAULT 'modeler'"
+                )
+                c.execute("UPDATE curator_meta SET value = '2' WHERE key = 'schema_version'")
 
     # -- the release ----------------------------------------------------------------------------
     def release(self) -> dict | None:
@@ -202,19 +210,35 @@ class CuratorStore:
         ]  # fmt: skip
 
     # -- modelers -------------------------------------------------------------------------------
-    def add_modeler(self, name: str, budget: int) -> str:
+    def add_modeler(self, name: str, budget: int, role: str = "modeler") -> str:
         """Register ``name`` with ``budget`` queries; returns its token (shown once; only its
-        sha256 is stored)."""
+        sha256 is stored). A ``"viewer"`` has no budget and may read the dashboard."""
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+        if not isinstance(name, str) or not name.strip() or len(name) > 100:
+            raise ValueError(
+                f"name must be a non-empty string of at most 100 characters, got {name!r}"
+            )
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         with self.transaction() as c:
             if c.execute("SELECT 1 FROM curator_modelers WHERE name = ?", (name,)).fetchone():
-                raise ValueError(f"a modeler named {name!r} already exists")
+                raise ValueError(f"a modeler or viewer named {name!r} already exists")
             c.execute(
-                "INSERT INTO curator_modelers (name, token_sha256, budget, created_at) "
-                "VALUES (?, ?, ?, ?)",
-                (name, token_sha256(token), int(budget), time.time()),
+                "INSERT INTO curator_modelers (name, token_sha256, budget, created_at, role) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (name, token_sha256(token), int(budget), time.time(), role),
             )
         return token
+
+    def role(self, token: str | None) -> str | None:
+        """The role of an active (not revoked) token, or None."""
+        if not token:
+            return None
+        rows = self.read(
+            "SELECT role FROM curator_modelers WHERE token_sha256 = ? AND revoked = 0",
+            (token_sha256(token),),
+        )
+        return rows[0][0] if rows else None
 
     def revoke_modeler(self, name: str) -> None:
         with self.transaction() as c:
@@ -224,11 +248,11 @@ class CuratorStore:
 
     def modelers(self) -> list[dict]:
         rows = self.read(
-            "SELECT name, budget, used, revoked, created_at FROM curator_modelers ORDER BY id"
+            "SELECT name, budget, used, revoked, created_at, role FROM curator_modelers ORDER BY id"
         )
         return [
             {"name": r[0], "budget": r[1], "used": r[2], "remaining": r[1] - r[2],
-             "revoked": bool(r[3]), "created_at": r[4]}
+             "revoked": bool(r[3]), "created_at": r[4], "role": r[5]}
             for r in rows
         ]  # fmt: skip
 
