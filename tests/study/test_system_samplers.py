@@ -26,6 +26,7 @@ SYSTEM_SAMPLERS = {
     "tgp-ucb": {"horizon": 30, "B": 1.0, "v": 2.0},
     "moma-gp-ucb": {"horizon": 30, "B": 1.0, "R": 0.5, "epsilon": 4.0},
     "q-gp-ucb": {"lengthscale": 0.3},
+    "q-linucb": {"width": "log"},
 }
 
 
@@ -166,6 +167,27 @@ def test_q_gp_ucb_study_requests_the_stage_accuracy_and_weights_by_it(tmp_path, 
     direct = QGPUCB(make_kernel("se", 0.3, 1.0)(unit_cube(rows)))
     direct.observe(trials[0].row, estimates[0], 1.0)
     for trial, y in zip(trials[1:], estimates[1:], strict=True):
+        stage = direct.ask()
+        assert (stage.index, stage.accuracy) == (
+            trial.row,
+            pytest.approx(trial.request["accuracy"]),
+        )
+        direct.tell(stage.index, y, stage.accuracy)
+
+
+def test_q_linucb_study_asks_the_stages_of_qlinucb(tmp_path, rows):
+    from frontierbo.quantum.linear import QLinUCB
+
+    study = create_study(rows, storage=tmp_path / "s.db", algorithm="q-linucb", seed=2)
+    values = []
+    for _ in range(6):
+        trial = study.ask()
+        values.append(f(trial.x))
+        study.tell(trial, values[-1])
+    trials = study.trials
+    direct = QLinUCB(unit_cube(rows))  # Theorem 6's width, as the sampler's default
+    direct.observe(trials[0].row, values[0], 1.0)
+    for trial, y in zip(trials[1:], values[1:], strict=True):
         stage = direct.ask()
         assert (stage.index, stage.accuracy) == (
             trial.row,
