@@ -87,6 +87,24 @@ def test_the_ledger_covers_the_release_and_every_answer(files):
     assert public["answer_noise"]["epsilon"] == 0.5
 
 
+def test_long_sessions_may_use_advanced_composition(files):
+    folder, _, _ = files
+    store = CuratorStore(folder / "c.db")
+    service = CuratorService(store, _e2e(store, folder, answer_epsilon=0.01, delta_slack=1e-6))
+    token = store.add_modeler("long", 1000)
+    ledger = service.ledger(token)[1]
+    total = ledger["session_total"]
+    # 1000 answers at 0.01 and the release at 1: basic gives 11; advanced
+    # sqrt(2 ln(1e6) (1 + 1000 * 1e-4)) + (e - 1) + 1000 * 0.01 (e^0.01 - 1)
+    expected = math.sqrt(2 * math.log(1e6) * 1.1) + math.expm1(1.0) + 10 * math.expm1(0.01)
+    assert total["rule"] == "advanced" and total["epsilon"] == pytest.approx(expected)
+    assert total["epsilon"] < 11 and total["delta"] == pytest.approx(1e-5 + 1e-6)
+    assert ledger["spent_so_far"] == {"epsilon": 1.0, "delta": 1e-5,
+                                      "differentially_private": True, "rule": "basic"}  # fmt: skip
+    with pytest.raises(ValueError, match="delta_slack"):
+        CuratorService(store, _e2e(store, folder, answer_epsilon=0.01, delta_slack=2.0))
+
+
 def test_the_paper_mode_says_what_it_does_not_cover(files):
     folder, _, y = files
     store = CuratorStore(folder / "c.db")

@@ -54,6 +54,7 @@ class Release(BaseModel):
     hyperparameters: dict | None = Field(default=None, description="public GP hyperparameters")
     bounds: dict | None = Field(default=None, description="public bounds (end-to-end mode)")
     answer_noise: dict | None = Field(default=None, description="the answers' Laplace noise")
+    delta_slack: float | None = Field(default=None, description="advanced composition's slack")
 
 
 class LedgerEntry(BaseModel):
@@ -67,6 +68,7 @@ class Total(BaseModel):
     epsilon: float | None
     delta: float
     differentially_private: bool
+    rule: str = Field(description='"basic", "advanced" or "non-private"')
 
 
 class Ledger(BaseModel):

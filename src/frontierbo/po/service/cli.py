@@ -63,6 +63,11 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         help="end-to-end: the privacy budget of each answer (Laplace noise)",
     )  # fmt: skip
     serve.add_argument(
+        "--delta-slack", type=float, default=None,
+        help="end-to-end: let the ledger's totals use advanced composition where it is smaller, "
+        "at this much more delta (default: basic composition only)",
+    )  # fmt: skip
+    serve.add_argument(
         "--hyperparameters", default=None,
         help="JSON file of public GP hyperparameters served with the release (lengthscale, "
         "signal_variance, noise_variance[, prior_mean]); without it modelers learn their own",
@@ -142,7 +147,7 @@ def _serve(args) -> str:
         store, args.data, args.target, features=args.features, minimize=args.minimize,
         mechanism=args.mechanism, epsilon=args.epsilon, delta=args.delta, r=args.r,
         privacy=args.privacy, bounds=args.bounds, answer_epsilon=args.answer_epsilon,
-        hyperparameters=args.hyperparameters,
+        hyperparameters=args.hyperparameters, delta_slack=args.delta_slack,
     )  # fmt: skip
     app = create_app(CuratorService(store, served))
     print(

@@ -35,7 +35,7 @@ PUBLIC_INFO = ("epsilon", "delta", "r", "noise_std")
 DENIED = "missing, unknown or revoked token"
 #: Release settings newer than the first service, with the value a database made before had.
 ADDED_SETTINGS = {"privacy": "paper", "bounds": None, "answer_epsilon": None,
-                  "hyperparameters": None}  # fmt: skip
+                  "hyperparameters": None, "delta_slack": None}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -64,14 +64,16 @@ def file_sha256(path) -> str:
 def prepare(store: CuratorStore, data, target: str, *, features=None, minimize: bool = False,
             mechanism: str = "gaussian", epsilon: float = 1.0, delta: float = 1e-5,
             r: int | None = None, privacy: str = "paper", bounds=None,
-            answer_epsilon: float | None = None, hyperparameters=None) -> Served:  # fmt: skip
+            answer_epsilon: float | None = None, hyperparameters=None,
+            delta_slack: float | None = None) -> Served:  # fmt: skip
     """Load the private table; make and store the release if this database has none, else
     check that the data and the settings are the ones it was made from.
 
     ``privacy="end-to-end"`` (:mod:`frontierbo.po.service.privacy`) needs the Gaussian release,
     ``bounds`` (a ``column,low,high`` CSV for every feature and the target) and
-    ``answer_epsilon``; ``hyperparameters`` (a JSON file of public GP hyperparameters) is
-    served with the release in either mode."""
+    ``answer_epsilon``, and may take ``delta_slack`` (the ledger's totals then use advanced
+    composition where it is smaller); ``hyperparameters`` (a JSON file of public GP
+    hyperparameters) is served with the release in either mode."""
     from frontierbo.po.userdata import load_csv_problem
 
     if mechanism not in MECHANISMS:
@@ -84,8 +86,14 @@ def prepare(store: CuratorStore, data, target: str, *, features=None, minimize: 
     if privacy == "end-to-end":
         scaling, noise = _end_to_end(X_raw, names, target, minimize, mechanism, bounds,
                                      answer_epsilon)  # fmt: skip
-    elif bounds is not None or answer_epsilon is not None:
-        raise ValueError("--bounds and --answer-epsilon belong to --privacy end-to-end")
+    elif bounds is not None or answer_epsilon is not None or delta_slack is not None:
+        raise ValueError(
+            "--bounds, --answer-epsilon and --delta-slack belong to --privacy end-to-end"
+        )
+    if delta_slack is not None:
+        from frontierbo._validation import check_probability
+
+        delta_slack = check_probability(delta_slack, "delta_slack (--delta-slack)")
     config = {
         "data": os.path.basename(os.fspath(data)),
         "target": target,
@@ -100,6 +108,7 @@ def prepare(store: CuratorStore, data, target: str, *, features=None, minimize: 
         "bounds": None if scaling is None else {k: list(v) for k, v in scaling.items()},
         "answer_epsilon": None if noise is None else noise.epsilon,
         "hyperparameters": public_hyper,
+        "delta_slack": delta_slack,
     }
     sha = file_sha256(data)
     stored = store.release()
@@ -110,7 +119,7 @@ def prepare(store: CuratorStore, data, target: str, *, features=None, minimize: 
                                  noise)  # fmt: skip
     public = {**public, "features": len(names), "n": int(X_raw.shape[0]),
               "sense": "-" + target if minimize else target, "privacy": privacy,
-              "hyperparameters": public_hyper,
+              "hyperparameters": public_hyper, "delta_slack": delta_slack,
               "answer_noise": None if noise is None else {
                   "epsilon": noise.epsilon, "laplace_scale": noise.mechanism.scale}}  # fmt: skip
     store.save_release(sha, config, Z, public, ledger)
@@ -299,7 +308,7 @@ class CuratorService:
         release = [e for e in entries if not e["label"].startswith("answers")]
         all_budgets = sum(row["budget"] for row in self.store.modelers())
         totals = session_ledger(release, None if noise is None else noise.epsilon, m[2], m[3],
-                                all_budgets)  # fmt: skip
+                                all_budgets, self.served.public.get("delta_slack"))  # fmt: skip
         return 200, {"entries": entries, "modeler": m[1], "budget": m[2], "used": m[3],
                      "privacy": self.served.public.get("privacy", "paper"), **totals}  # fmt: skip
 

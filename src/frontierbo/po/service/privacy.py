@@ -34,7 +34,7 @@ import os
 
 import numpy as np
 
-from frontierbo.dp.accounting import PrivacyGuarantee, basic_composition
+from frontierbo.dp.accounting import PrivacyGuarantee, advanced_composition, basic_composition
 
 #: Row norm bound of the paper's preprocessing, kept by the public scaling.
 MAX_NORM = 25.0
@@ -102,24 +102,41 @@ class AnswerNoise:
 
 
 def session_ledger(release: list[dict], answer_epsilon: float | None, budget: int, used: int,
-                   all_budgets: int) -> dict:  # fmt: skip
+                   all_budgets: int, delta_slack: float | None = None) -> dict:  # fmt: skip
     """The totals of ``GET /ledger``: this modeler's whole session (its budget spent in full),
-    what it has spent so far, and the curator-wide total over every modeler's budget."""
+    what it has spent so far, and the curator-wide total over every modeler's budget.
+
+    Basic composition by default; with ``delta_slack`` each total is the smaller of the basic
+    and the advanced (Dwork-Rothblum-Vadhan) bound, the advanced one paying ``delta_slack``
+    more delta (:func:`frontierbo.dp.accounting.advanced_composition`); ``rule`` says which."""
     release_g = [_guarantee(e["guarantee"]) for e in release]
 
     def total(answers: int) -> dict:
-        gs = list(release_g)
-        if answer_epsilon is not None and answers:
-            gs.append(PrivacyGuarantee(answers * answer_epsilon, 0.0, "answers", "record"))
-        eps, delta = basic_composition(gs)
-        return {"epsilon": eps if math.isfinite(eps) else None, "delta": delta,
-                "differentially_private": math.isfinite(eps)}  # fmt: skip
+        eps = [g.epsilon for g in release_g] + [answer_epsilon or 0.0] * (
+            answers if answer_epsilon else 0
+        )
+        dels = [g.delta for g in release_g] + [0.0] * (len(eps) - len(release_g))
+        if any(not g.differentially_private for g in release_g):
+            eps_total, delta_total, rule = math.inf, 1.0, "non-private"
+        elif delta_slack is None or not eps:
+            (eps_total, delta_total), rule = basic_composition(
+                [PrivacyGuarantee(e, d, "part", "record") for e, d in zip(eps, dels, strict=True)]
+            ), "basic"  # fmt: skip
+        else:
+            result = advanced_composition(eps, dels, delta_slack)
+            (eps_total, delta_total), rule = result, result.rule
+        finite = math.isfinite(eps_total)
+        return {"epsilon": eps_total if finite else None, "delta": delta_total,
+                "differentially_private": finite, "rule": rule}  # fmt: skip
 
     return {
         "session_total": total(budget),
         "spent_so_far": total(used),
         "curator_total": total(all_budgets),
-        "composition": "basic (sequential, adaptive queries allowed)",
+        "composition": "basic (sequential, adaptive queries allowed)"
+        if delta_slack is None
+        else f"the smaller of basic and advanced composition (delta slack {delta_slack:g}); "
+        "both allow adaptive queries",
     }
 
 
