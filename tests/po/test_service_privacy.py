@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -177,3 +178,31 @@ def test_viewers_and_the_schema_1_migration(tmp_path):
     assert store.role(viewer) is None
     with pytest.raises(ValueError, match="role must be one of"):
         store.add_modeler("x", 1, role="admin")
+
+
+def test_the_curator_commands(cli, files):
+    folder, _, _ = files
+    db = folder / "c.db"
+    status, out, err = cli(["curator", "add-modeler", "alice", "--queries", "7", "--db", db])
+    assert status == 0, err
+    token = out.splitlines()[0]
+    assert token.startswith("fbo_") and "shown once" in out
+    assert token.encode() not in db.read_bytes()  # only its sha256 is stored
+    status, out, _ = cli(["curator", "add-viewer", "screen", "--db", db])
+    assert status == 0 and "dashboard#token=" in out
+    status, out, err = cli(["curator", "add-modeler", "alice", "--queries", "1", "--db", db])
+    assert status == 2 and "already exists" in err
+    status, out, _ = cli(["curator", "modelers", "--db", db])
+    assert "| alice | modeler | 7 | 0 | 7 | no |" in out and "| screen | viewer |" in out
+    store = CuratorStore(db)
+    service = CuratorService(store, _e2e(store, folder))
+    service.query(token, 3, "q1")
+    service.query(None, 4, None)
+    status, out, _ = cli(["curator", "audit", "--db", db, "--json"])
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [(a["modeler"], a["row"], a["outcome"], a["status"]) for a in lines] == [
+        ("alice", 3, "answered", 200), (None, 4, "no token", 401)]  # fmt: skip
+    status, out, _ = cli(["curator", "revoke-modeler", "alice", "--db", db])
+    assert status == 0 and store.role(token) is None
+    status, _, err = cli(["curator", "audit", "--db", folder / "missing.db"])
+    assert status == 2 and "does not exist" in err
