@@ -93,9 +93,12 @@ class AnswerNoise:
             f"[{self.low:g}, {self.high:g}]",
         )
         self.epsilon = float(epsilon)
+        #: None: fresh OS entropy per answer (deployment); tests may set a seeded Generator
+        self.rng = None
 
     def answer(self, value: float) -> float:
-        return float(self.mechanism.randomise(np.array([min(max(value, self.low), self.high)]))[0])
+        clipped = np.array([min(max(value, self.low), self.high)])
+        return float(self.mechanism.randomise(clipped, self.rng)[0])
 
     def guarantee(self) -> PrivacyGuarantee:
         return self.mechanism.guarantee()
