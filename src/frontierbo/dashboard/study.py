@@ -1,58 +1,83 @@
 """The dashboard's snapshot of a study database (``frontierbo dashboard --storage study.db``).
 
-Read fresh at every call, since other processes may be asking and telling: best value so far
-(the study's direction) against told trials, every candidate row on a 2-D projection (computed
-once per candidate set) with the rows asked so far, and the last trials as audit lines (ask or
-tell, row, state and value). A study has no budgets or ledger.
+The study is loaded afresh at every call, since other processes may be asking and telling; its
+trials are read once, so the curve, the circles and the log of one snapshot agree. It holds:
+
+- ``series``: the best value so far (in the study's direction) against the number of told
+  trials, as :meth:`~frontierbo.study.Study.best_so_far`;
+- ``points``: every candidate row on :func:`~frontierbo.dashboard.projection.pca2`, with the rows
+  of all trials, told or pending, as the study's ``queried``;
+- ``audit``: the last :data:`AUDIT_LINES` asks and tells, newest first (``modeler`` is the study's
+  name, ``row`` the trial's row, ``outcome`` ``"trial N"`` (``", pending"`` while it is) for an
+  ask and ``"value V"`` for a tell, ``status`` 200).
+
+A study knows no optimum, budget or ledger, so there is no ``regret``, ``budgets`` or ``ledger``.
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from frontierbo.dashboard.projection import pca2
 
 AUDIT_LINES = 50
-
-
-class StudySnapshot:
-    """``snapshot()`` of the study ``name`` in ``storage`` (the only one when ``name`` is None)."""
-
-    def __init__(self, storage, name: str | None = None):
-        self.storage, self.name = storage, name
-        self._projection: tuple[str, list, list] | None = None
-
-    def __call__(self) -> dict:
-        from frontierbo.study import load_study
-
-        study = load_study(storage=self.storage, name=self.name)
-        try:
-            trials = study.trials
-            best = study.best_so_far().tolist()
-            if self._projection is None or self._projection[0] != study.candidates_sha256:
-                p = pca2(study.candidates)
-                self._projection = (study.candidates_sha256, p[:, 0].tolist(), p[:, 1].tolist())
-        finally:
-            study.storage.close()
-        _, px, py = self._projection
-        audit = []
-        for t in sorted(trials, key=lambda t: max(t.asked_at, t.told_at or 0))[-AUDIT_LINES:]:
-            told = t.state == "complete"
-            audit.append({
-                "at": t.told_at if told else t.asked_at, "modeler": study.name,
-                "endpoint": "tell" if told else "ask", "row": t.row,
-                "outcome": f"value {t.value:g}" if told else "pending", "status": 200,
-            })  # fmt: skip
-        return {
-            "title": f"study {study.name!r} ({study.algorithm}, {study.direction})",
-            "updated_at": time.time(),
-            "series": [{"name": study.name, "x": list(range(1, len(best) + 1)), "y": best}],
-            "points": {"x": px, "y": py,
-                       "queried": [{"name": study.name, "index": [t.row for t in trials]}]},
-            "audit": audit[::-1],
-        }  # fmt: skip
+#: Projections by candidates' sha256: the candidate set never changes, so one SVD per study.
+_PROJECTIONS: dict[str, tuple[list, list]] = {}
+_MAX_CACHED = 8
 
 
 def study_snapshot(storage, name: str | None = None) -> dict:
-    """One snapshot of the study (see :class:`StudySnapshot`)."""
-    return StudySnapshot(storage, name)()
+    """The snapshot of the study ``name`` in ``storage`` (the only one when ``name`` is None)
+    for :func:`~frontierbo.dashboard.routes.add_dashboard` (module doc)."""
+    from frontierbo.study import load_study
+
+    study = load_study(storage=storage, name=name)
+    try:
+        trials = study.trials
+        px, py = _projection(study.candidates, study.candidates_sha256)
+    finally:
+        study.storage.close()
+    best = _best_so_far(trials, study.direction)
+    return {
+        "title": f"study {study.name!r} ({study.algorithm}, {study.direction})",
+        "updated_at": time.time(),
+        "series": [{"name": study.name, "x": list(range(1, len(best) + 1)), "y": best}],
+        "points": {"x": px, "y": py,
+                   "queried": [{"name": study.name, "index": [t.row for t in trials]}]},
+        "audit": _audit(trials, study.name),
+    }  # fmt: skip
+
+
+def _projection(candidates, sha: str) -> tuple[list, list]:
+    if sha not in _PROJECTIONS:
+        p = pca2(candidates)
+        # five significant digits are far finer than a pixel and halve the JSON of every poll
+        scale = np.abs(p).max()
+        if scale > 0:
+            p = np.round(p, int(4 - np.floor(np.log10(scale))))
+        if len(_PROJECTIONS) >= _MAX_CACHED:
+            _PROJECTIONS.pop(next(iter(_PROJECTIONS)))
+        _PROJECTIONS[sha] = (p[:, 0].tolist(), p[:, 1].tolist())
+    return _PROJECTIONS[sha]
+
+
+def _best_so_far(trials, direction: str) -> list[float]:
+    """``Study.best_so_far`` on the trials already read (told order; ties by number)."""
+    done = sorted((t for t in trials if t.state == "complete"), key=lambda t: (t.told_at, t.number))
+    values = np.array([t.value for t in done], dtype=float)
+    best = np.maximum.accumulate if direction == "maximize" else np.minimum.accumulate
+    return best(values).tolist() if values.size else []
+
+
+def _audit(trials, name: str) -> list[dict]:
+    events = [(t.asked_at, t, "ask") for t in trials]
+    events += [(t.told_at, t, "tell") for t in trials if t.state == "complete"]
+    events.sort(key=lambda e: (e[0], e[1].number, e[2] == "tell"))
+    return [
+        {"at": at, "modeler": name, "endpoint": endpoint, "row": t.row, "status": 200,
+         "outcome": f"value {t.value:g}" if endpoint == "tell" else
+                    f"trial {t.number}" + (", pending" if t.state == "pending" else "")}
+        for at, t, endpoint in reversed(events[-AUDIT_LINES:])
+    ]  # fmt: skip
