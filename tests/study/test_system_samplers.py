@@ -160,46 +160,37 @@ def test_sequential_samplers_refuse_a_second_pending_trial(tmp_path, rows):
     assert (reoffered.number, reoffered.row, reoffered.offers) == (0, abandoned.row, 2)
 
 
-def test_q_gp_ucb_study_requests_the_stage_accuracy_and_weights_by_it(tmp_path, rows):
-    study = create_study(rows, storage=tmp_path / "s.db", algorithm="q-gp-ucb",
-                         settings={"lengthscale": 0.3}, seed=4)  # fmt: skip
+def _run_stages(study, n: int) -> list[float]:
+    """Tell each stage an estimate off by a third of its requested accuracy."""
     estimates = []
-    for _ in range(8):
+    for _ in range(n):
         trial = study.ask()
         estimates.append(f(trial.x) + 0.3 * trial.request["accuracy"])
         study.tell(trial, estimates[-1])
+    return estimates
+
+
+@pytest.mark.parametrize("algorithm", ["q-gp-ucb", "q-linucb"])
+def test_stage_samplers_ask_the_stages_of_their_algorithm(tmp_path, rows, algorithm):
+    """The same stages as QGPUCB / QLinUCB driven directly: line 2's arm and line 3's accuracy
+    eps_s = sigma / sqrt(lambda), each estimate weighted by 1 / eps_s^2."""
+    from frontierbo.quantum.linear import QLinUCB
+
+    settings = {"lengthscale": 0.3} if algorithm == "q-gp-ucb" else {}
+    study = create_study(rows, storage=tmp_path / "s.db", algorithm=algorithm,
+                         settings=settings, seed=4)  # fmt: skip
+    estimates = _run_stages(study, 8)
     trials = study.trials
     assert trials[0].request == {"accuracy": 1.0, "delta": 0.05, "initial": True}
-    # the same stages from QGPUCB itself: line 2's arm, line 3's eps_s = sigma / sqrt(lambda)
-    direct = QGPUCB(make_kernel("se", 0.3, 1.0)(unit_cube(rows)))
+    if algorithm == "q-gp-ucb":
+        direct = QGPUCB(make_kernel("se", 0.3, 1.0)(unit_cube(rows)))
+    else:
+        direct = QLinUCB(unit_cube(rows))  # Theorem 6's width, the sampler's default
     direct.observe(trials[0].row, estimates[0], 1.0)
     for trial, y in zip(trials[1:], estimates[1:], strict=True):
         stage = direct.ask()
-        assert (stage.index, stage.accuracy) == (
-            trial.row,
-            pytest.approx(trial.request["accuracy"]),
-        )
-        direct.tell(stage.index, y, stage.accuracy)
-
-
-def test_q_linucb_study_asks_the_stages_of_qlinucb(tmp_path, rows):
-    from frontierbo.quantum.linear import QLinUCB
-
-    study = create_study(rows, storage=tmp_path / "s.db", algorithm="q-linucb", seed=2)
-    values = []
-    for _ in range(6):
-        trial = study.ask()
-        values.append(f(trial.x))
-        study.tell(trial, values[-1])
-    trials = study.trials
-    direct = QLinUCB(unit_cube(rows))  # Theorem 6's width, as the sampler's default
-    direct.observe(trials[0].row, values[0], 1.0)
-    for trial, y in zip(trials[1:], values[1:], strict=True):
-        stage = direct.ask()
-        assert (stage.index, stage.accuracy) == (
-            trial.row,
-            pytest.approx(trial.request["accuracy"]),
-        )
+        assert stage.index == trial.row
+        assert stage.accuracy == pytest.approx(trial.request["accuracy"])
         direct.tell(stage.index, y, stage.accuracy)
 
 
