@@ -59,7 +59,8 @@ def content_security_policy(html: str) -> str:
     )
 
 
-def _bearer(header: str) -> str | None:
+def bearer_token(header: str) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header value, or None."""
     scheme, _, token = header.partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
@@ -106,7 +107,7 @@ def add_dashboard(
 
     @app.get(prefix + "/data", include_in_schema=False)
     def dashboard_data(request: Request):
-        if not authorise(_bearer(request.headers.get("authorization", ""))):
+        if not authorise(bearer_token(request.headers.get("authorization", ""))):
             return JSONResponse(
                 {"detail": "missing or refused token (open the page as .../dashboard#token=...)"},
                 status_code=401,

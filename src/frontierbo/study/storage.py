@@ -203,24 +203,33 @@ class _Executor:
         return self._run(sql, params or {})
 
 
+def connect_sqlite(path, flag: str = "storage", error=None) -> sqlite3.Connection:
+    """An autocommit connection to the SQLite file ``path`` (transactions are opened
+    explicitly: ``BEGIN IMMEDIATE`` for writers), shareable between threads, with a busy
+    timeout, ``synchronous = NORMAL`` (in WAL mode: durable at checkpoints, never torn) and
+    foreign keys on. A directory, a missing folder or a file that is not SQLite is one clear
+    error naming ``flag`` (``error``: the class for the last, default :class:`StorageError`)."""
+    file = Path(path)
+    if file.is_dir():
+        raise ValueError(f"{flag} must be a database file, got the directory {str(path)!r}")
+    if not file.parent.exists():
+        raise FileNotFoundError(f"{flag}: the folder of {str(path)!r} does not exist")
+    if file.exists() and file.stat().st_size > 0:
+        with open(file, "rb") as fh:
+            if fh.read(16) != b"SQLite format 3\x00":
+                raise (error or StorageError)(f"{flag} {str(path)!r} is not a SQLite database")
+    conn = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+    )
+    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
 class _SQLite:
     def __init__(self, path: str):
-        file = Path(path)
-        if file.is_dir():
-            raise ValueError(f"storage must be a database file, got the directory {path!r}")
-        if not file.parent.exists():
-            raise FileNotFoundError(f"storage: the folder of {path!r} does not exist")
-        if file.exists() and file.stat().st_size > 0:
-            with open(file, "rb") as fh:
-                if fh.read(16) != b"SQLite format 3\x00":
-                    raise StorageError(f"storage {path!r} is not a SQLite database")
-        # autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE for writers)
-        self.conn = sqlite3.connect(
-            path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
-        )
-        self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
-        self.conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints, never torn
-        self.conn.execute("PRAGMA foreign_keys = ON")
+        self.conn = connect_sqlite(path)
 
     def prepare(self) -> None:
         """WAL mode (a setting of the file, kept once set): readers never block the writer."""

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 
+from frontierbo.dashboard.routes import bearer_token
 from frontierbo.po.service.curator import CuratorService
 
 UNAUTHORISED = {"WWW-Authenticate": "Bearer"}
@@ -96,9 +97,7 @@ class Problem(BaseModel):
 
 def bearer(request: Request) -> str | None:
     """The token of ``Authorization: Bearer <token>``, or None."""
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    return bearer_token(request.headers.get("authorization", ""))
 
 
 Token = Annotated[str | None, Depends(bearer)]

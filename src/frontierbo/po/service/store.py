@@ -31,11 +31,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from frontierbo.io import array_from_text, array_to_text, finite_or_null
+from frontierbo.study.storage import connect_sqlite
 
 SCHEMA_VERSION = 2
 #: Who a token belongs to: a modeler (queries within a budget) or a viewer (reads the dashboard).
 ROLES = ("modeler", "viewer")
-BUSY_TIMEOUT = 60.0
 TOKEN_PREFIX = "fbo_"
 
 _SCHEMA = (
@@ -99,21 +99,8 @@ class CuratorStore:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise FileNotFoundError(f"--db {str(self.path)!r} does not exist")
-        if self.path.is_dir():
-            raise ValueError(f"--db must be a file, got the directory {str(self.path)!r}")
-        if not self.path.parent.exists():
-            raise FileNotFoundError(f"--db: the folder of {str(self.path)!r} does not exist")
-        if self.path.exists() and self.path.stat().st_size > 0:
-            with open(self.path, "rb") as fh:
-                if fh.read(16) != b"SQLite format 3\x00":
-                    raise StoreError(f"--db {str(self.path)!r} is not a SQLite database")
-        self.conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
-        )
-        self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+        self.conn = connect_sqlite(self.path, "--db", StoreError)
         self.conn.execute("PRAGMA journal_mode = WAL")
-        self.conn.execute("PRAGMA synchronous = NORMAL")
-        self.conn.execute("PRAGMA foreign_keys = ON")
         self._lock = threading.Lock()
         self._initialise()
 
