@@ -74,7 +74,11 @@ class StationaryKernel:
         """Scaled squared distances ``r^2``, shape (nA, nB), clipped at 0."""
         a = self.scaled(np.atleast_2d(A))
         b = a if B is None else self.scaled(np.atleast_2d(B))
-        r2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * (a @ b.T)
+        # in place, in the order of (|a|^2 + |b|^2) - 2 a.b: the acquisition pools' hot path
+        cross = a @ b.T
+        cross *= 2.0
+        r2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :]
+        r2 -= cross
         return np.maximum(r2, 0.0, out=r2)
 
     def from_sqdist(self, r2: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -83,7 +87,9 @@ class StationaryKernel:
         With ``out`` (which may be ``r2`` itself) the result is written there.
         """
         if out is None:
-            return self.variance * self._shape(r2)
+            shape = self._shape(r2)
+            shape *= self.variance
+            return shape
         np.multiply(self._shape(r2), self.variance, out=out)
         return out
 
@@ -181,8 +187,17 @@ class Matern52(StationaryKernel):
     name = "matern52"
 
     def _shape(self, r2):
-        s = np.sqrt(5.0 * r2)
-        return (1.0 + s + 5.0 * r2 / 3.0) * np.exp(-s)
+        # (1 + s + 5 r^2 / 3) exp(-s) on three buffers, rounded as written
+        s = np.multiply(r2, 5.0)
+        np.sqrt(s, out=s)
+        poly = np.add(s, 1.0)
+        quad = np.multiply(r2, 5.0)
+        quad /= 3.0
+        poly += quad
+        np.negative(s, out=s)
+        np.exp(s, out=s)
+        poly *= s
+        return poly
 
     def _dshape(self, r2):
         s = np.sqrt(5.0 * r2)
