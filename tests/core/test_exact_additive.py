@@ -154,13 +154,19 @@ def test_additive_components_sum_to_the_full_posterior_mean():
 
 @pytest.mark.parametrize(
     "kernel",
-    [_additive(), Matern52(0.8, 1.3), Matern32(0.8, 1.3), SquaredExponential(0.8, 1.3)],
-    ids=["additive", "matern52", "matern32", "se"],
+    [
+        _additive(),
+        Matern52(0.8, 1.3),
+        Matern32(0.8, 1.3),
+        SquaredExponential(0.8, 1.3),
+        Matern52(np.linspace(0.6, 1.8, 7), 1.3),
+    ],
+    ids=["additive", "matern52", "matern32", "se", "matern52-ard"],
 )
 @pytest.mark.parametrize("fixed_noise", [1e-3, None])
 def test_zero_mean_nll_gradient_matches_finite_differences(kernel, fixed_noise):
-    # isotropic kernels take the one-group additive path (distances cached per fit); its
-    # log-variance gradient is tr(W K_f), without the noise on the diagonal
+    # isotropic kernels take the one-group additive path (distances cached per fit), ARD ones
+    # the generic path; either way the log-variance gradient is tr(W K_f), without the noise
     k = kernel
     X, y = _data()
     gram = _gram_and_gradients(k, X)

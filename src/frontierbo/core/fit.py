@@ -418,7 +418,8 @@ def _gram_and_gradients(template, X: np.ndarray) -> Callable:
 
     def gram(theta):
         K, dK = template.with_log_params(theta).gradients(X)
-        return K, lambda W: np.array([np.sum(W * D) for D in dK])
+        # dK[0] (d/dlog v) is K itself, and the likelihood adds the noise to the K it gets
+        return K.copy(), lambda W: np.array([np.sum(W * D) for D in dK])
 
     return gram
 
