@@ -86,6 +86,35 @@ def test_every_method_builds_with_its_name(method):
     assert attack.name == method
 
 
+def test_groups_sets_the_additive_groups_of_bos2_only():
+    assert build_attack("bos2", "mnist", "fast").perturbation.n_groups == 12  # the thesis's M
+    assert build_attack("bos2-nostop", "mnist", "fast", groups=1).perturbation.n_groups == 1
+    with pytest.raises(ValueError, match=r"--groups\) applies to bos2 and bos2-nostop only"):
+        build_attack("bayesopt", "mnist", "fast", groups=2)
+    with pytest.raises(ValueError, match=r"groups \(--groups\) must be an integer in \[1, inf\]"):
+        build_attack("bos2", "mnist", "fast", groups=0)
+
+
+def test_attack_command_with_one_group(cli, tmp_path):
+    pytest.importorskip("torch")
+    from frontierbo.attack.data import load_mnist
+    from frontierbo.attack.victims import weights_dir
+
+    images, labels = load_mnist("test")
+    np.savez(tmp_path / "imgs.npz", images=images[:1] + 0.5, labels=labels[:1])
+    base = [
+        "attack", "--model", weights_dir() / "mnist_cw.pt", "--architecture", "cw-mnist",
+        "--images", tmp_path / "imgs.npz", "--target-class", str((labels[0] + 1) % 10),
+        "--budget", "40", "--profile", "fast", "--groups", "1",
+    ]  # fmt: skip
+    status, _, err = cli([*base, "--out", tmp_path / "out"])
+    assert status == 0, err
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["groups"] == 1 and summary["results"][0]["queries"] <= 40
+    status, _, err = cli([*base, "--attack", "zoo"])
+    assert status == 2 and "bos2 and bos2-nostop only" in err
+
+
 def test_attack_command_on_a_user_state_dict(cli, tmp_path):
     pytest.importorskip("torch")
     from frontierbo.attack.data import load_mnist

@@ -69,6 +69,14 @@ def _add_attack_arguments(parser: argparse.ArgumentParser) -> None:
         help="paper: the thesis's settings; scalable: cheaper hyperparameter learning for "
         "long attacks; fast: fewer decompositions and candidates",
     )
+    parser.add_argument(
+        "--groups",
+        type=positive_int,
+        default=None,
+        help="bos2, bos2-nostop: additive groups M of the perturbation GP (the thesis's 12; "
+        "1 = one GP over all latent coordinates, fewer queries on our MNIST victim: "
+        "docs/bos2-attack.md)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of every instance (0)")
     parser.add_argument(
         "--out",
@@ -109,6 +117,7 @@ def _attack(args) -> str:
         budget=args.budget,
         delta_max=args.delta_max,
         profile=args.profile,
+        groups=args.groups,
         seed=args.seed,
         out=args.out,
         labels=labels,

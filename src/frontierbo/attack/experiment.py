@@ -20,11 +20,13 @@ targets per dataset.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from functools import lru_cache
 
 import numpy as np
 
+from frontierbo._validation import check_int
 from frontierbo.experiments.report import load_published
 from frontierbo.experiments.runner import RunSpec, seed_for
 
@@ -192,20 +194,28 @@ PERTURBATION_PROFILES = {"paper": _paper, "scalable": _scalable, "fast": _fast}
 SCALABLE_FIT_POINTS = 200
 
 
-def build_attack(method: str, dataset: str, profile: str):
-    """The attack object of ``method`` with the settings of ``profile``."""
+def build_attack(method: str, dataset: str, profile: str, groups: int | None = None):
+    """The attack object of ``method`` with the settings of ``profile``.
+
+    ``groups``: BOS²'s number of additive groups ``M`` (None: the profile's, the thesis's 12;
+    1 is a single Matérn-5/2 GP over every latent coordinate). BOS² methods only."""
     from frontierbo.attack.baselines import AutoZoomBiLin, GenAttackReference, ZooAdam
     from frontierbo.attack.bayesopt_attack import BayesOptAttack
     from frontierbo.attack.bos2 import BOS2
     from frontierbo.attack.perturbation_bo import StoppingSettings
 
     fast = profile == "fast"
+    if groups is not None and method not in ("bos2", "bos2-nostop"):
+        raise ValueError(f"groups (--groups) applies to bos2 and bos2-nostop only, not {method}")
     if method == "pgd":
         from frontierbo.attack.whitebox import WhiteBoxPGD
 
         return WhiteBoxPGD(_victim(dataset))
     if method in ("bos2", "bos2-nostop"):
         perturbation = PERTURBATION_PROFILES[profile]()
+        if groups is not None:
+            groups = check_int(groups, "groups (--groups)", low=1)
+            perturbation = dataclasses.replace(perturbation, n_groups=groups)
         stopping = StoppingSettings(samples=5000) if fast else StoppingSettings()
         return BOS2(
             name=method,

@@ -55,6 +55,7 @@ def run_user_attack(
     budget: int = 900,
     delta_max: float = 0.3,
     profile: str = "paper",
+    groups: int | None = None,
     seed: int = 0,
     out=None,
     labels=None,
@@ -62,7 +63,8 @@ def run_user_attack(
     """Attack every image towards each of ``targets`` (a list of class indices, or ``"all"``).
 
     ``model``: a :class:`~frontierbo.attack.victims.Victim` (or any callable from attack-space
-    batches to probabilities); ``images`` (n, H, W, C) in [-0.5, 0.5].
+    batches to probabilities); ``images`` (n, H, W, C) in [-0.5, 0.5]; ``groups``: BOS²'s
+    number of additive groups (None: the thesis's 12).
     """
     from frontierbo.attack.base import execute
     from frontierbo.attack.experiment import build_attack
@@ -72,6 +74,8 @@ def run_user_attack(
         raise ValueError(f"attack must be one of {list(ATTACKS)}, got {attack!r}")
     budget = check_int(budget, "budget (--budget)", low=1)
     delta_max = check_real(delta_max, "delta_max (--delta-max)", low=0.0, high=1.0)
+    dataset = "cifar10" if images.shape[-1] == 3 else "mnist"
+    build_attack(attack, dataset, profile, groups)  # a bad groups fails before any query
     predicted = np.argmax(model(images), axis=1)
     true = predicted if labels is None else np.asarray(labels)
     classes = model(images[:1]).shape[1]
@@ -87,8 +91,8 @@ def run_user_attack(
     rows, logs, x_adv = [], [], np.full((len(instances), *images.shape[1:]), np.nan)
     for k, (i, t) in enumerate(instances):
         oracle = QueryOracle(model, images[i], t, delta_max, budget)
-        dataset = "cifar10" if images.shape[-1] == 3 else "mnist"
-        result = execute(build_attack(attack, dataset, profile), oracle, seed_for(seed, i, t))
+        attacker = build_attack(attack, dataset, profile, groups)
+        result = execute(attacker, oracle, seed_for(seed, i, t))
         if result.success:
             x_adv[k] = result.x_adv
         rows.append(
@@ -100,6 +104,7 @@ def run_user_attack(
         "attack": attack,
         "budget": budget,
         "delta_max": delta_max,
+        **({} if groups is None else {"groups": groups}),
         "instances": len(rows),
         "successes": sum(r["success"] for r in rows),
         "results": rows,

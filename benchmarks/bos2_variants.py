@@ -1,0 +1,190 @@
+"""Why does BayesOpt need fewer queries than BOS²? BOS² re-run with one part changed at a time.
+
+On the MNIST rescale instances of a reproduction store (``frontierbo reproduce bos2
+--range-mode rescale --profile scalable --out STORE``), BayesOpt needed fewer queries than BOS²
+on most instances both solved. The two attacks differ in two parts: how the latent space is
+chosen (BOS²'s Algorithm 6 over sides 6..18; BayesOpt's marginal likelihood over sides 6..20)
+and the perturbation model (BOS²'s additive GP of 12 random coordinate groups; BayesOpt's one
+Matérn-5/2 GP over all coordinates). Each variant changes one of them and keeps the rest,
+stopping included, and runs with the store's own seed for each instance:
+
+* ``sides-6-20``: ``d_allowed`` gets BayesOpt's side 20 (sides 6..20);
+* ``fixed-18``: no choice of latent space: every loop runs at side 18 (Algorithm 6 with one
+  allowed dimension);
+* ``fixed-18-one-group``: side 18 and one group, i.e. a single Matérn-5/2 GP over all 324
+  coordinates, as BayesOpt's model (its acquisition is still Add-GP-UCB's: best of the pool,
+  then L-BFGS-B);
+* ``one-group``: Algorithm 6 as in BOS² (sides 6..18), one group;
+* ``fixed-18-low-beta``: side 18, 12 groups, each group's UCB weight ``beta^{1/2}`` cut from 3
+  to ``3 / sqrt(12)``: Add-GP-UCB adds 12 groups' ``3 sigma_j``, an exploration bonus up to
+  ``sqrt(12)`` times that of one GP of the same total variance; is that what costs queries, or
+  the additive model itself?
+
+It prints the variants' queries beside the stored BOS² and BayesOpt ones, with success counts,
+medians and sign tests against the stored BOS². Results go to ``--out`` (JSON,
+``{variant: {"image/target": result}}``, written atomically after every instance and re-read
+first, so runs of different variants can share it; instances already there are skipped, so a
+killed run resumes).
+
+Run: ``python benchmarks/bos2_variants.py --store /work/runs/bos2-rescale --variant fixed-18
+--images 1813 2391 --out bos2_variants.json`` (needs the ``attack`` extra); ``--instances N``
+takes the store's first N instances instead of whole images; ``--profile paper`` runs the variant
+with the paper profile's perturbation GP (results under ``variant@paper``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+
+import numpy as np
+from scipy.stats import binomtest
+
+VARIANTS = {
+    "sides-6-20": {"sides": (6, 8, 10, 12, 14, 16, 18, 20)},
+    "fixed-18": {"sides": (18,)},
+    "fixed-18-one-group": {"sides": (18,), "n_groups": 1},
+    "one-group": {"n_groups": 1},
+    "fixed-18-low-beta": {"sides": (18,), "beta_sqrt": 3.0 / np.sqrt(12.0)},
+}
+
+
+def stored(store: str) -> dict:
+    """``{(image, target): {method: record}}`` of the store's MNIST rescale records."""
+    out: dict = {}
+    with open(os.path.join(store, "runs.jsonl"), encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a kill
+            c = r["config"]
+            if c["dataset"] == "mnist" and c["range_mode"] == "rescale":
+                out.setdefault((c["image"], c["target"]), {})[c["method"]] = r
+    return out
+
+
+def build(variant: str, profile: str):
+    from frontierbo.attack.experiment import build_attack
+
+    change = dict(VARIANTS[variant])
+    attack = build_attack("bos2", "mnist", profile, groups=change.pop("n_groups", None))
+    if "beta_sqrt" in change:
+        perturbation = dataclasses.replace(attack.perturbation, beta_sqrt=change.pop("beta_sqrt"))
+        attack = dataclasses.replace(attack, perturbation=perturbation)
+    return dataclasses.replace(attack, **change)
+
+
+def run_one(variant: str, record: dict, profile: str | None) -> dict:
+    import torch
+
+    from frontierbo.attack.base import execute
+    from frontierbo.attack.bos2 import loop_summary
+    from frontierbo.attack.experiment import DELTA_MAX, _test_images, _victim
+    from frontierbo.attack.oracle import QueryOracle
+
+    torch.set_num_threads(1)
+    c = record["config"]
+    images, _ = _test_images("mnist")
+    oracle = QueryOracle(_victim("mnist"), images[c["image"]], c["target"], DELTA_MAX["mnist"],
+                         c["budget"], range_mode="rescale")  # fmt: skip
+    started = time.perf_counter()
+    attack = build(variant, profile or c["profile"])
+    result = execute(attack, oracle, seed=record["seed"])
+    loops = loop_summary(result.details)
+    return {"success": result.success, "queries": result.queries,
+            "seconds": round(time.perf_counter() - started, 1),
+            "sides": [int(round(np.sqrt(r["dimension"]))) for r in loops]}  # fmt: skip
+
+
+def instances(runs: dict, images: list[int] | None, count: int) -> list[tuple[int, int]]:
+    both = [k for k, v in runs.items() if "bos2" in v and "bayesopt" in v]
+    if images:
+        return [k for k in both if k[0] in images]
+    return both[:count]
+
+
+def load(path: str) -> dict:
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def save(path: str, name: str, key: str, result: dict) -> None:
+    """Add one result to ``path`` atomically, re-reading it first so that runs of other variants
+    writing to the same file keep theirs."""
+    done = load(path)
+    done.setdefault(name, {})[key] = result
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(done, fh)
+    os.replace(tmp, path)
+
+
+def sign_test(first: list, second: list) -> str:
+    """How often ``second`` needed fewer / more queries than ``first`` where both succeeded."""
+    pairs = [(a, b) for a, b in zip(first, second, strict=True) if a is not None and b is not None]
+    fewer, more = sum(b < a for a, b in pairs), sum(b > a for a, b in pairs)
+    p = binomtest(fewer, fewer + more).pvalue if fewer + more else 1.0
+    return f"on {len(pairs)} solved by both: fewer queries on {fewer}, more on {more} (p = {p:.2g})"
+
+
+def report(runs: dict, keys: list, done: dict, names: list[str]) -> None:
+    """A table of queries (✗: failed) per instance: stored BOS², the variants, stored BayesOpt;
+    then successes, medians and sign tests against the stored BOS²."""
+    keys = [k for k in keys if all(f"{k[0]}/{k[1]}" in done.get(n, {}) for n in names)]
+    columns = ["BOS²", *names, "BayesOpt"]
+    print("| image/target | " + " | ".join(columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    cells = []
+    for image, target in keys:
+        key = f"{image}/{target}"
+        row = [runs[(image, target)]["bos2"], *(done[n][key] for n in names),
+               runs[(image, target)]["bayesopt"]]  # fmt: skip
+        cells.append([r["queries"] if r["success"] else None for r in row])
+        print(f"| {key} | " + " | ".join("✗" if v is None else str(v) for v in cells[-1]) + " |")
+    by_column = list(zip(*cells, strict=True)) if cells else [() for _ in columns]
+    for name, column in zip(columns, by_column, strict=True):
+        ok = [v for v in column if v is not None]
+        median = np.median(ok) if ok else "-"
+        print(f"{name}: {len(ok)}/{len(column)} successes, median {median}")
+    for name, column in zip(columns[1:], by_column[1:], strict=True):
+        print(f"{name} against BOS² {sign_test(by_column[0], column)}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--store", required=True)
+    ap.add_argument("--variant", choices=sorted(VARIANTS))
+    ap.add_argument("--table", nargs="+", metavar="NAME",
+                    help="run nothing: tabulate these results of --out (e.g. fixed-18 fixed-18@paper)")  # fmt: skip
+    ap.add_argument("--images", type=int, nargs="+", help="whole images of the store")
+    ap.add_argument("--instances", type=int, default=18, help="else the store's first N")
+    ap.add_argument("--profile", choices=("paper", "scalable"),
+                    help="the perturbation GP's profile (default: the store's)")  # fmt: skip
+    ap.add_argument("--out", default="bos2_variants.json")
+    args = ap.parse_args()
+    if not args.table and not args.variant:
+        ap.error("give --variant to run one, or --table to tabulate results")
+    name = f"{args.variant}@{args.profile}" if args.profile else args.variant
+    runs = stored(args.store)
+    keys = instances(runs, args.images, args.instances)
+    done = load(args.out)
+    if args.table:
+        report(runs, keys, done, args.table)
+        return
+    for image, target in keys:
+        key = f"{image}/{target}"
+        if key not in done.setdefault(name, {}):
+            done[name][key] = run_one(args.variant, runs[(image, target)]["bos2"], args.profile)
+            save(args.out, name, key, done[name][key])
+        print(key, done[name][key], flush=True)
+    report(runs, keys, done, [name])
+
+
+if __name__ == "__main__":
+    main()
