@@ -2,12 +2,14 @@
 
 On the MNIST rescale instances of a reproduction store (``frontierbo reproduce bos2
 --range-mode rescale --profile scalable --out STORE``), BayesOpt needed fewer queries than BOS²
-on most instances both solved. The two attacks differ in two parts: how the latent space is
+on most instances both solved. (``--dataset cifar10`` takes a store's CIFAR-10 records instead;
+every run uses its record's range mode, budget and seed.) The two attacks differ in two parts: how the latent space is
 chosen (BOS²'s Algorithm 6 over sides 6..18; BayesOpt's marginal likelihood over sides 6..20)
 and the perturbation model (BOS²'s additive GP of 12 random coordinate groups; BayesOpt's one
 Matérn-5/2 GP over all coordinates). Each variant changes one of them and keeps the rest,
 stopping included, and runs with the store's own seed for each instance:
 
+* ``as-stored``: nothing changed, a check that the script re-runs the stored BOS² exactly;
 * ``sides-6-20``: ``d_allowed`` gets BayesOpt's side 20 (sides 6..20);
 * ``fixed-18``: no choice of latent space: every loop runs at side 18 (Algorithm 6 with one
   allowed dimension);
@@ -44,6 +46,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 VARIANTS = {
+    "as-stored": {},  # a check: must give the stored BOS² queries
     "sides-6-20": {"sides": (6, 8, 10, 12, 14, 16, 18, 20)},
     "fixed-18": {"sides": (18,)},
     "fixed-18-one-group": {"sides": (18,), "n_groups": 1},
@@ -52,8 +55,8 @@ VARIANTS = {
 }
 
 
-def stored(store: str) -> dict:
-    """``{(image, target): {method: record}}`` of the store's MNIST rescale records."""
+def stored(store: str, dataset: str = "mnist") -> dict:
+    """``{(image, target): {method: record}}`` of the store's records of ``dataset``."""
     out: dict = {}
     with open(os.path.join(store, "runs.jsonl"), encoding="utf-8") as fh:
         for line in fh:
@@ -62,16 +65,16 @@ def stored(store: str) -> dict:
             except json.JSONDecodeError:
                 continue  # a line cut by a kill
             c = r["config"]
-            if c["dataset"] == "mnist" and c["range_mode"] == "rescale":
+            if c["dataset"] == dataset:
                 out.setdefault((c["image"], c["target"]), {})[c["method"]] = r
     return out
 
 
-def build(variant: str, profile: str):
+def build(variant: str, profile: str, dataset: str = "mnist"):
     from frontierbo.attack.experiment import build_attack
 
     change = dict(VARIANTS[variant])
-    attack = build_attack("bos2", "mnist", profile, groups=change.pop("n_groups", None))
+    attack = build_attack("bos2", dataset, profile, groups=change.pop("n_groups", None))
     if "beta_sqrt" in change:
         perturbation = dataclasses.replace(attack.perturbation, beta_sqrt=change.pop("beta_sqrt"))
         attack = dataclasses.replace(attack, perturbation=perturbation)
@@ -85,19 +88,21 @@ def run_one(variant: str, record: dict, profile: str | None) -> dict:
     from frontierbo.attack.bos2 import loop_summary
     from frontierbo.attack.experiment import DELTA_MAX, _test_images, _victim
     from frontierbo.attack.oracle import QueryOracle
+    from frontierbo.attack.resize import side_of
 
     torch.set_num_threads(1)
     c = record["config"]
-    images, _ = _test_images("mnist")
-    oracle = QueryOracle(_victim("mnist"), images[c["image"]], c["target"], DELTA_MAX["mnist"],
-                         c["budget"], range_mode="rescale")  # fmt: skip
+    images, _ = _test_images(c["dataset"])
+    oracle = QueryOracle(_victim(c["dataset"]), images[c["image"]], c["target"],
+                         DELTA_MAX[c["dataset"]], c["budget"],
+                         range_mode=c["range_mode"])  # fmt: skip
     started = time.perf_counter()
-    attack = build(variant, profile or c["profile"])
+    attack = build(variant, profile or c["profile"], c["dataset"])
     result = execute(attack, oracle, seed=record["seed"])
     loops = loop_summary(result.details)
     return {"success": result.success, "queries": result.queries,
             "seconds": round(time.perf_counter() - started, 1),
-            "sides": [int(round(np.sqrt(r["dimension"]))) for r in loops]}  # fmt: skip
+            "sides": [side_of(r["dimension"], images.shape[-1]) for r in loops]}  # fmt: skip
 
 
 def instances(runs: dict, images: list[int] | None, count: int) -> list[tuple[int, int]]:
@@ -160,6 +165,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--store", required=True)
     ap.add_argument("--variant", choices=sorted(VARIANTS))
+    ap.add_argument("--dataset", choices=("mnist", "cifar10"), default="mnist",
+                    help="whose records of the store to use (one --out per dataset)")  # fmt: skip
     ap.add_argument("--table", nargs="+", metavar="NAME",
                     help="run nothing: tabulate these results of --out (e.g. fixed-18 fixed-18@paper)")  # fmt: skip
     ap.add_argument("--images", type=int, nargs="+", help="whole images of the store")
@@ -171,7 +178,7 @@ def main() -> None:
     if not args.table and not args.variant:
         ap.error("give --variant to run one, or --table to tabulate results")
     name = f"{args.variant}@{args.profile}" if args.profile else args.variant
-    runs = stored(args.store)
+    runs = stored(args.store, args.dataset)
     keys = instances(runs, args.images, args.instances)
     done = load(args.out)
     if args.table:
