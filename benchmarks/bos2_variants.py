@@ -40,7 +40,6 @@ import argparse
 import dataclasses
 import json
 import os
-import time
 
 import numpy as np
 from scipy.stats import binomtest
@@ -82,27 +81,16 @@ def build(variant: str, profile: str, dataset: str = "mnist"):
 
 
 def run_one(variant: str, record: dict, profile: str | None) -> dict:
-    import torch
-
-    from frontierbo.attack.base import execute
-    from frontierbo.attack.bos2 import loop_summary
-    from frontierbo.attack.experiment import DELTA_MAX, _test_images, _victim
-    from frontierbo.attack.oracle import QueryOracle
+    from frontierbo.attack.experiment import run_worker
     from frontierbo.attack.resize import side_of
+    from frontierbo.experiments.runner import RunSpec
 
-    torch.set_num_threads(1)
     c = record["config"]
-    images, _ = _test_images(c["dataset"])
-    oracle = QueryOracle(_victim(c["dataset"]), images[c["image"]], c["target"],
-                         DELTA_MAX[c["dataset"]], c["budget"],
-                         range_mode=c["range_mode"])  # fmt: skip
-    started = time.perf_counter()
     attack = build(variant, profile or c["profile"], c["dataset"])
-    result = execute(attack, oracle, seed=record["seed"])
-    loops = loop_summary(result.details)
-    return {"success": result.success, "queries": result.queries,
-            "seconds": round(time.perf_counter() - started, 1),
-            "sides": [side_of(r["dimension"], images.shape[-1]) for r in loops]}  # fmt: skip
+    out = run_worker(RunSpec(record["run_id"], c, record["seed"]), attack=attack)
+    channels = 3 if c["dataset"] == "cifar10" else 1
+    return {"success": out["success"], "queries": out["queries"], "seconds": round(out["seconds"], 1),
+            "sides": [side_of(r["dimension"], channels) for r in out["loops"]]}  # fmt: skip
 
 
 def instances(runs: dict, images: list[int] | None, count: int) -> list[tuple[int, int]]:

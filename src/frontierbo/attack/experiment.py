@@ -234,8 +234,11 @@ def build_attack(method: str, dataset: str, profile: str, groups: int | None = N
     return ZooAdam(use_tanh=tanh) if method == "zoo" else AutoZoomBiLin(use_tanh=tanh)
 
 
-def run_worker(spec: RunSpec) -> dict:
-    """One attack instance: the outcome, the query count and what the attack logged."""
+def run_worker(spec: RunSpec, attack=None) -> dict:
+    """One attack instance: the outcome, the query count and what the attack logged.
+
+    ``attack``: run this attack object instead of ``spec``'s method built with its profile (a
+    variant of that method, as ``benchmarks/bos2_variants.py`` runs); the record is the same."""
     import torch
 
     from frontierbo.attack.base import execute
@@ -245,7 +248,8 @@ def run_worker(spec: RunSpec) -> dict:
     torch.set_num_threads(1)  # one image per query: threads cost more than they give
     c = spec.config
     images, _ = _test_images(c["dataset"])
-    attack = build_attack(c["method"], c["dataset"], c["profile"])
+    if attack is None:
+        attack = build_attack(c["method"], c["dataset"], c["profile"])
     init = 30 if c["method"] in ("bos2", "bos2-nostop", "bayesopt") else 0
     uncounted = 0 if c["count_init_in_budget"] else init
     oracle = QueryOracle(

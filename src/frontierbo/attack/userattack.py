@@ -75,7 +75,9 @@ def run_user_attack(
     budget = check_int(budget, "budget (--budget)", low=1)
     delta_max = check_real(delta_max, "delta_max (--delta-max)", low=0.0, high=1.0)
     dataset = "cifar10" if images.shape[-1] == 3 else "mnist"
-    build_attack(attack, dataset, profile, groups)  # a bad groups fails before any query
+    # attacks are frozen dataclasses: one object serves every instance, and a bad option fails
+    # here, before any query
+    attacker = build_attack(attack, dataset, profile, groups)
     predicted = np.argmax(model(images), axis=1)
     true = predicted if labels is None else np.asarray(labels)
     classes = model(images[:1]).shape[1]
@@ -91,7 +93,6 @@ def run_user_attack(
     rows, logs, x_adv = [], [], np.full((len(instances), *images.shape[1:]), np.nan)
     for k, (i, t) in enumerate(instances):
         oracle = QueryOracle(model, images[i], t, delta_max, budget)
-        attacker = build_attack(attack, dataset, profile, groups)
         result = execute(attacker, oracle, seed_for(seed, i, t))
         if result.success:
             x_adv[k] = result.x_adv
