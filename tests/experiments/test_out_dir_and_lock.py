@@ -99,13 +99,22 @@ def test_reproduce_refuses_an_out_another_process_holds(cli, tmp_path):
 
 SWEEP = textwrap.dedent(
     """
-    import sys, time
+    import os, sys, time
     from frontierbo.experiments.report import Reproduction
     from frontierbo.experiments.runner import RunSpec
     from frontierbo.experiments.store import DirectoryLockedError
 
+    SIGNALS = sys.argv[2]
+
     def worker(spec):
-        time.sleep(0.05)
+        if spec.config["i"] == 0:  # hold the folder until the test has tried a second sweep
+            open(os.path.join(SIGNALS, "started"), "w").close()
+            deadline = time.monotonic() + 120
+            while not os.path.exists(os.path.join(SIGNALS, "release")):
+                if time.monotonic() > deadline:
+                    sys.exit("never released")
+                time.sleep(0.02)
+        time.sleep(0.01)
         return {"value": spec.config["i"]}
 
     SLOW = Reproduction(
@@ -125,28 +134,27 @@ SWEEP = textwrap.dedent(
 
 
 def test_a_second_sweep_into_one_out_refuses_and_no_line_is_lost_or_doubled(tmp_path):
+    # The first sweep signals (a file) once it holds the folder and waits for a release, so
+    # the test neither probes the lock (a probe could make the first sweep refuse) nor races
+    # the first sweep's end on a loaded machine.
     script = tmp_path / "sweep.py"
     script.write_text(SWEEP)
-    out = tmp_path / "out"
-    first = subprocess.Popen(
-        [sys.executable, str(script), str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    out, signals = tmp_path / "out", tmp_path / "signals"
+    signals.mkdir()
+    command = [sys.executable, str(script), str(out), str(signals)]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # wait until the first sweep holds the folder
-            try:
-                with lock_directory(out):
-                    pass
-            except DirectoryLockedError:
-                break
+        deadline = time.monotonic() + 120
+        while not (signals / "started").exists():
+            if first.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the first sweep never started: {first.communicate()[1]!r}")
             time.sleep(0.02)
-        else:
-            pytest.fail("the first sweep never took the lock")
-        second = subprocess.run(
-            [sys.executable, str(script), str(out)], capture_output=True, text=True, timeout=60
-        )
+        with pytest.raises(DirectoryLockedError), lock_directory(out):
+            pass
+        second = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert second.returncode == 3, second.stderr
         assert f"--out {str(out)!r} is in use: another frontierbo process" in second.stderr
+        (signals / "release").touch()
         stdout, stderr = first.communicate(timeout=120)
     finally:
         if first.poll() is None:
@@ -158,8 +166,6 @@ def test_a_second_sweep_into_one_out_refuses_and_no_line_is_lost_or_doubled(tmp_
     assert sorted(ids) == sorted(f"r{i}" for i in range(40))  # each run once, none lost
     assert len(ResultStore(out / "runs.jsonl").load()) == 40
     # Once the first is done the folder is free again, and a rerun resumes (computes nothing).
-    again = subprocess.run(
-        [sys.executable, str(script), str(out)], capture_output=True, text=True, timeout=60
-    )
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and again.stdout.strip() == "40", again.stderr
     assert (out / "runs.jsonl").read_text().splitlines() == lines
