@@ -28,8 +28,9 @@ medians and sign tests against the stored BOS². Results go to ``--out`` (JSON,
 first, so runs of different variants can share it; instances already there are skipped, so a
 killed run resumes).
 
-Run: ``python benchmarks/bos2_variants.py --store /work/runs/bos2-rescale --variant fixed-18
---images 1813 2391 --out bos2_variants.json`` (needs the ``attack`` extra); ``--instances N``
+Run: ``python benchmarks/bos2_variants.py --store docs/records/bos2-mnist-rescale.jsonl
+--variant fixed-18 --images 1813 2391 --out bos2_variants.json`` (needs the ``attack`` extra;
+``--store`` is a store folder or its ``runs.jsonl``); ``--instances N``
 takes the store's first N instances instead of whole images; ``--profile paper`` runs the variant
 with the paper profile's perturbation GP (results under ``variant@paper``).
 """
@@ -55,9 +56,12 @@ VARIANTS = {
 
 
 def stored(store: str, dataset: str = "mnist") -> dict:
-    """``{(image, target): {method: record}}`` of the store's records of ``dataset``."""
+    """``{(image, target): {method: record}}`` of the store's records of ``dataset``.
+
+    ``store``: a reproduction's ``--out`` folder or its ``runs.jsonl`` file."""
     out: dict = {}
-    with open(os.path.join(store, "runs.jsonl"), encoding="utf-8") as fh:
+    path = store if store.endswith(".jsonl") else os.path.join(store, "runs.jsonl")
+    with open(path, encoding="utf-8") as fh:
         for line in fh:
             try:
                 r = json.loads(line)

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from joblib import Parallel, cpu_count, delayed
 
+from frontierbo.experiments.machine import describe_machine
+
 if TYPE_CHECKING:  # runner imports this module; the type is only needed for annotations
     from frontierbo.experiments.runner import RunSpec
 
@@ -52,11 +54,15 @@ def call_worker(
 ) -> tuple[RunSpec, Any]:
     """Run one spec; returns the spec too because unordered results arrive in any order.
 
-    ``exit_with``: the pid of the sweep's process. A joblib worker process ends itself when that
-    process is gone (see :func:`_watch_sweep`)."""
+    A dict result gains ``"machine"``, what it was computed on (:func:`describe_machine`), unless
+    the worker set it. ``exit_with``: the pid of the sweep's process. A joblib worker process
+    ends itself when that process is gone (see :func:`_watch_sweep`)."""
     if exit_with is not None:
         _watch_sweep(exit_with)
-    return spec, worker(spec)
+    result = worker(spec)
+    if isinstance(result, dict) and "machine" not in result:
+        result = {**result, "machine": describe_machine()}
+    return spec, result
 
 
 _WATCHED: set[int] = set()

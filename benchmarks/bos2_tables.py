@@ -1,0 +1,185 @@
+"""The per-instance tables and paired counts of docs/bos2-attack.md, from reproduction stores.
+
+``frontierbo reproduce bos2`` prints Tables 5.1-5.4 (ASR, max / mean / median queries). The docs
+also show every instance's queries side by side and paired sign tests, which the report does not;
+this script writes them between the docs' markers, so the docs always say what a store holds:
+
+* ``<!-- NAME_table -->`` ... ``<!-- /NAME_table -->``: one row per instance, in the order the
+  reproduction ran them, ``…`` for an instance not yet run, ``✗`` for a failure within T;
+* ``<!-- NAME_summary -->`` ... ``<!-- /NAME_summary -->``: successes and medians over the
+  instances that all three GP attacks finished, BOS² against BayesOpt and against its ablation
+  (two-sided sign tests), the stopping rule's loops and the seconds per instance.
+
+Run: ``python benchmarks/bos2_tables.py --docs docs/bos2-attack.md
+mnist_rescale=results/bos2/mnist-rescale/runs.jsonl:mnist
+cifar_clip=results/bos2/cifar10-clip/runs.jsonl:cifar10`` (``NAME=STORE_FILE:DATASET``; no
+``--docs``: print the sections). Needs only numpy and scipy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from bos2_variants import sign_test, stored
+
+GP = ("bos2", "bos2-nostop", "bayesopt")
+COLUMNS = {"bos2": "BOS²", "bos2-nostop": "BOS² (no stop)", "bayesopt": "BayesOpt",
+           "genattack": "GenAttack", "pgd": "white-box PGD"}  # fmt: skip
+
+
+def cell(record: dict | None, method: str) -> str:
+    if record is None:
+        return "…"
+    if method == "pgd":
+        return "✓" if record["success"] else "✗"
+    return str(record["queries"]) if record["success"] else "✗"
+
+
+def instance_rows(runs: dict) -> list[tuple[int, int, int]]:
+    """``(image, label, target)`` for every target of every image begun, in run order."""
+    images: dict[int, int] = {}
+    for (image, _), methods in runs.items():
+        images.setdefault(image, next(iter(methods.values()))["config"]["label"])
+    return [(i, lab, (lab + k) % 10) for i, lab in images.items() for k in range(1, 10)]
+
+
+def table(runs: dict) -> str:
+    lines = ["| image (label) | target | " + " | ".join(COLUMNS.values()) + " |",
+             "|---|---:|" + "---:|" * len(COLUMNS)]  # fmt: skip
+    wins = dict.fromkeys(COLUMNS, 0)
+    done = dict.fromkeys(COLUMNS, 0)
+    for image, label, target in instance_rows(runs):
+        records = runs.get((image, target), {})
+        cells = [cell(records.get(m), m) for m in COLUMNS]
+        lines.append(f"| {image} ({label}) | {target} | " + " | ".join(cells) + " |")
+        for m in COLUMNS:
+            done[m] += m in records
+            wins[m] += bool(records.get(m, {}).get("success"))
+    totals = " | ".join(f"{wins[m]}/{done[m]}" for m in COLUMNS)
+    lines.append(f"| **successes** | | {totals} |")
+    return "\n".join(lines)
+
+
+def queries(records: list[dict], method: str) -> list[int | None]:
+    return [r[method]["queries"] if r[method]["success"] else None for r in records]
+
+
+def median(values: list[int | None]) -> str:
+    ok = [v for v in values if v is not None]
+    return f"{np.median(ok):g}" if ok else "–"
+
+
+def loops(records: list[dict], method: str) -> tuple[int, float, float]:
+    """Number of perturbation loops, the share that stopped early, their mean length."""
+    all_loops = [loop for r in records for loop in r[method]["loops"]]
+    early = np.mean([loop["stopped_early"] for loop in all_loops]) if all_loops else 0.0
+    length = np.mean([loop["length"] for loop in all_loops]) if all_loops else 0.0
+    return len(all_loops), float(early), float(length)
+
+
+def summary(runs: dict, title: str) -> str:
+    finished = [v for v in runs.values() if all(m in v for m in GP)]
+    n = len(finished)
+    if not n:
+        return f"- **{title}**: no instance has all three GP attacks done yet."
+    cols = {m: queries(finished, m) for m in (*GP, "genattack") if all(m in v for v in finished)}
+    wins = ", ".join(f"{COLUMNS[m]} {sum(v is not None for v in q)}/{n}" for m, q in cols.items())
+    medians = ", ".join(f"{COLUMNS[m]} {median(cols[m])}" for m in GP)
+    count, early, length = loops(finished, "bos2")
+    _, _, ablation_length = loops(finished, "bos2-nostop")
+    seconds = ", ".join(
+        f"{COLUMNS[m]} {np.mean([r[m]['seconds'] for r in finished]):.0f}" for m in GP
+    )
+    return "\n".join([
+        f"- **{title}**: {n} instances with all three GP attacks done. Successes: {wins}. "
+        f"Median queries over successes: {medians}.",
+        f"  - BayesOpt against BOS², {sign_test(cols['bos2'], cols['bayesopt'])}.",
+        f"  - BOS² against its ablation (stopping), "
+        f"{sign_test(cols['bos2-nostop'], cols['bos2'])}.",
+        f"  - {early:.0%} of BOS²'s {count} perturbation loops stopped early; its loops averaged "
+        f"{length:.1f} queries, the ablation's {ablation_length:.1f}.",
+        f"  - Seconds per instance (mean): {seconds}.",
+    ])  # fmt: skip
+
+
+def machines(runs: dict, columns: list[str], earlier: dict, title: str) -> str:
+    """The same instances on two machines: how often each attack's outcome and query count agree
+    (a seed fixes the random numbers, not the rounding: see frontierbo.experiments.machine)."""
+    lines = [f"{title}, instances run on both machines:", ""]
+    for method in GP + ("genattack",):
+        pairs = []
+        for key, row in earlier.items():
+            image, target = map(int, key.split("/"))
+            record = runs.get((image, target), {}).get(method)
+            old = row[columns.index(method)]
+            if record is not None and old != "not run":
+                pairs.append((old, record["queries"] if record["success"] else None))
+        if not pairs:
+            continue
+        same = sum(a == b for a, b in pairs)
+        agree = sum((a is None) == (b is None) for a, b in pairs)
+        both = [(a, b) for a, b in pairs if a is not None and b is not None]
+        gap = np.median([abs(a - b) for a, b in both]) if both else 0
+        lines.append(
+            f"- {COLUMNS[method]}: {len(pairs)} instances; identical queries on {same}, the same "
+            f"outcome on {agree}; median |difference| where both succeeded: {gap:g} queries."
+        )
+    return "\n".join(lines)
+
+
+def replace_section(text: str, name: str, body: str) -> str:
+    pattern = re.compile(rf"(<!-- {name} -->\n).*?(\n<!-- /{name} -->)", re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"docs: no <!-- {name} --> ... <!-- /{name} --> markers")
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+
+
+def parse_source(arg: str) -> tuple[str, str, str]:
+    name, _, rest = arg.partition("=")
+    path, _, dataset = rest.rpartition(":")
+    if not (name and path and dataset in ("mnist", "cifar10")):
+        raise SystemExit(f"expected NAME=STORE_FILE:mnist|cifar10, got {arg!r}")
+    return name, path, dataset
+
+
+TITLES = {"mnist_rescale": "MNIST, rescale", "cifar_clip": "CIFAR-10, clip",
+          "mnist_clip": "MNIST, clip"}  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("sources", nargs="+", metavar="NAME=STORE_FILE:DATASET")
+    ap.add_argument("--docs", help="rewrite the marked sections of this file in place")
+    ap.add_argument("--earlier", help="per-instance results of another machine (JSON, as "
+                    "docs/records/bos2-first-machine-tables.json): adds NAME_machines")  # fmt: skip
+    args = ap.parse_args()
+    text = Path(args.docs).read_text(encoding="utf-8") if args.docs else None
+    for name, path, dataset in map(parse_source, args.sources):
+        runs = stored(path, dataset)
+        sections = {f"{name}_table": table(runs),
+                    f"{name}_summary": summary(runs, TITLES.get(name, name))}  # fmt: skip
+        if args.earlier:
+            earlier = json.loads(Path(args.earlier).read_text(encoding="utf-8"))
+            sections[f"{name}_machines"] = machines(
+                runs, earlier["columns"], earlier.get(name, {}), TITLES.get(name, name)
+            )
+        for section, body in sections.items():
+            if text is None:
+                print(f"<!-- {section} -->\n{body}\n")
+            else:
+                text = replace_section(text, section, body)
+    if text is not None:
+        tmp = f"{args.docs}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, args.docs)
+
+
+if __name__ == "__main__":
+    main()
