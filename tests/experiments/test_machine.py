@@ -6,6 +6,7 @@ import importlib.util
 import platform
 
 import numpy as np
+import pytest
 import scipy
 
 from frontierbo.experiments.machine import describe_machine
@@ -27,6 +28,17 @@ def test_the_description_names_the_cpu_architecture_and_the_numeric_libraries():
     assert f"numpy {np.__version__}" in text and f"scipy {scipy.__version__}" in text
     assert ("torch " in text) == (importlib.util.find_spec("torch") is not None)
     assert describe_machine() == text  # stable within a process
+
+
+def test_the_description_does_not_change_when_a_package_loads_its_own_blas():
+    before = _fresh_description()
+    pytest.importorskip("qiskit_aer")  # loads an OpenBLAS of its own (0.3.15)
+    assert _fresh_description() == before
+
+
+def _fresh_description() -> str:
+    describe_machine.cache_clear()
+    return describe_machine()
 
 
 def test_every_record_of_a_sweep_carries_the_machine_in_both_executors(tmp_path):

@@ -60,13 +60,18 @@ def _simd() -> str:
 
 
 def _blas() -> list[str]:
-    """The BLAS libraries loaded, with the kernel each chose (threadpoolctl, when installed)."""
+    """numpy's and scipy's BLAS, with the kernel each chose (threadpoolctl, when installed).
+
+    Only theirs: other packages load BLAS builds of their own (qiskit-aer brings an OpenBLAS
+    0.3.15), and the line must not depend on what a process happened to import. A system BLAS
+    shared by both (conda, distro builds) lies outside their folders: then every BLAS is named."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:
         return []
+    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    own = [i for i in blas if any(name in i["filepath"] for name in ("numpy", "scipy"))]
     return sorted(
         " ".join(str(x) for x in (i["internal_api"], i.get("version"), i.get("architecture")) if x)
-        for i in threadpool_info()
-        if i.get("user_api") == "blas"
+        for i in own or blas
     )
