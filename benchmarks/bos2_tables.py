@@ -111,8 +111,8 @@ def summary(runs: dict, title: str) -> str:
 def machines(runs: dict, columns: list[str], earlier: dict, title: str) -> str:
     """The same instances on two machines: how often each attack's outcome and query count agree
     (a seed fixes the random numbers, not the rounding: see frontierbo.experiments.machine)."""
-    lines = [f"{title}, instances run on both machines:", ""]
-    for method in GP + ("genattack",):
+    rows = []
+    for method in (*GP, "genattack"):
         pairs = []
         for key, row in earlier.items():
             image, target = map(int, key.split("/"))
@@ -122,22 +122,29 @@ def machines(runs: dict, columns: list[str], earlier: dict, title: str) -> str:
                 pairs.append((old, record["queries"] if record["success"] else None))
         if not pairs:
             continue
-        same = sum(a == b for a, b in pairs)
-        agree = sum((a is None) == (b is None) for a, b in pairs)
-        both = [(a, b) for a, b in pairs if a is not None and b is not None]
-        gap = np.median([abs(a - b) for a, b in both]) if both else 0
-        lines.append(
-            f"- {COLUMNS[method]}: {len(pairs)} instances; identical queries on {same}, the same "
-            f"outcome on {agree}; median |difference| where both succeeded: {gap:g} queries."
+        both = [abs(a - b) for a, b in pairs if a is not None and b is not None]
+        rows.append(
+            f"| {COLUMNS[method]} | {len(pairs)} | {sum(a == b for a, b in pairs)} | "
+            f"{sum((a is None) == (b is None) for a, b in pairs)} | "
+            f"{f'{np.median(both):g}' if both else '–'} |"
         )
-    return "\n".join(lines)
+    if not rows:
+        return f"{title}: no instance run on both machines yet."
+    return "\n".join([
+        f"{title}:",
+        "",
+        "| attack | instances on both | identical queries | same outcome | "
+        "median difference where both succeeded |",
+        "|---|---:|---:|---:|---:|",
+        *rows,
+    ])  # fmt: skip
 
 
 def replace_section(text: str, name: str, body: str) -> str:
-    pattern = re.compile(rf"(<!-- {name} -->\n).*?(\n<!-- /{name} -->)", re.S)
+    pattern = re.compile(rf"(<!-- {name} -->\n)(?:.*?\n)?(<!-- /{name} -->)", re.S)
     if not pattern.search(text):
         raise SystemExit(f"docs: no <!-- {name} --> ... <!-- /{name} --> markers")
-    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+    return pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
 
 
 def parse_source(arg: str) -> tuple[str, str, str]:
