@@ -8,12 +8,13 @@ this script writes them between the docs' markers, so the docs always say what a
   reproduction ran them, ``…`` for an instance not yet run, ``✗`` for a failure within T;
 * ``<!-- NAME_summary -->`` ... ``<!-- /NAME_summary -->``: successes and medians over the
   instances that all three GP attacks finished, BOS² against BayesOpt and against its ablation
-  (two-sided sign tests), the stopping rule's loops and the seconds per instance.
+  (two-sided sign tests), the stopping rule's loops and the seconds per instance;
+* ``<!-- NAME_progress -->`` ... ``<!-- /NAME_progress -->``: how many instances are done.
 
 Run: ``python benchmarks/bos2_tables.py --docs docs/bos2-attack.md
 mnist_rescale=results/bos2/mnist-rescale/runs.jsonl:mnist
 cifar_clip=results/bos2/cifar10-clip/runs.jsonl:cifar10`` (``NAME=STORE_FILE:DATASET``; no
-``--docs``: print the sections). Needs only numpy and scipy.
+``--docs``: print the sections). Needs the package (not its extras).
 """
 
 from __future__ import annotations
@@ -64,6 +65,21 @@ def table(runs: dict) -> str:
     totals = " | ".join(f"{wins[m]}/{done[m]}" for m in COLUMNS)
     lines.append(f"| **successes** | | {totals} |")
     return "\n".join(lines)
+
+
+def progress(runs: dict, dataset: str, title: str, path: str) -> str:
+    """How far the store is: instances with all three GP attacks done, of the dataset's 9 per
+    image (50 MNIST images, 20 CIFAR-10)."""
+    from frontierbo.attack.experiment import IMAGES
+
+    done = [key for key, v in runs.items() if all(m in v for m in GP)]
+    whole = [i for i in dict.fromkeys(k[0] for k in done) if sum(k[0] == i for k in done) == 9]
+    rest = len(done) - 9 * len(whole)
+    more = f" and {rest} targets of the next" if rest else ""
+    return (
+        f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done ({len(whole)} whole images{more}); "
+        f"{9 * IMAGES[dataset] - len(done)} to go."
+    )
 
 
 def queries(records: list[dict], method: str) -> list[int | None]:
@@ -170,7 +186,8 @@ def main() -> None:
     for name, path, dataset in map(parse_source, args.sources):
         runs = stored(path, dataset)
         sections = {f"{name}_table": table(runs),
-                    f"{name}_summary": summary(runs, TITLES.get(name, name))}  # fmt: skip
+                    f"{name}_summary": summary(runs, TITLES.get(name, name)),
+                    f"{name}_progress": progress(runs, dataset, TITLES.get(name, name), path)}  # fmt: skip
         if args.earlier:
             earlier = json.loads(Path(args.earlier).read_text(encoding="utf-8"))
             sections[f"{name}_machines"] = machines(
