@@ -75,9 +75,13 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
     done = [key for key, v in runs.items() if all(m in v for m in GP)]
     whole = [i for i in dict.fromkeys(k[0] for k in done) if sum(k[0] == i for k in done) == 9]
     rest = len(done) - 9 * len(whole)
-    more = f" and {rest} targets of the next" if rest else ""
+    part = f"{len(whole)} whole images" if whole else ""
+    if rest:
+        part += (
+            f"{' and ' if whole else ''}{rest} targets of the {'next' if whole else 'first'} image"
+        )
     return (
-        f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done ({len(whole)} whole images{more}); "
+        f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done ({part}); "
         f"{9 * IMAGES[dataset] - len(done)} to go."
     )
 
