@@ -12,8 +12,8 @@ this script writes them between the docs' markers, so the docs always say what a
 * ``<!-- NAME_progress -->`` ... ``<!-- /NAME_progress -->``: how many instances are done.
 
 Run: ``python benchmarks/bos2_tables.py --docs docs/bos2-attack.md
-mnist_rescale=results/bos2/mnist-rescale/runs.jsonl:mnist
-cifar_clip=results/bos2/cifar10-clip/runs.jsonl:cifar10`` (``NAME=STORE_FILE:DATASET``; no
+mnist_rescale=docs/records/bos2-mnist-rescale.jsonl:mnist
+cifar_clip=docs/records/bos2-cifar10-clip.jsonl:cifar10`` (``NAME=STORE_FILE:DATASET``; no
 ``--docs``: print the sections). Needs the package (not its extras).
 """
 
@@ -21,25 +21,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from bos2_variants import sign_test, stored
+from frontierbo.io import write_text_atomic
 
 GP = ("bos2", "bos2-nostop", "bayesopt")
 COLUMNS = {"bos2": "BOS²", "bos2-nostop": "BOS² (no stop)", "bayesopt": "BayesOpt",
            "genattack": "GenAttack", "pgd": "white-box PGD"}  # fmt: skip
 
 
+def outcome(record: dict) -> int | None:
+    """Queries to success, or None for a failure within T."""
+    return record["queries"] if record["success"] else None
+
+
 def cell(record: dict | None, method: str) -> str:
     if record is None:
         return "…"
-    if method == "pgd":
-        return "✓" if record["success"] else "✗"
-    return str(record["queries"]) if record["success"] else "✗"
+    if not record["success"]:
+        return "✗"
+    return "✓" if method == "pgd" else str(record["queries"])
 
 
 def instance_rows(runs: dict) -> list[tuple[int, int, int]]:
@@ -73,9 +79,9 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
     from frontierbo.attack.experiment import IMAGES
 
     done = [key for key, v in runs.items() if all(m in v for m in GP)]
-    whole = [i for i in dict.fromkeys(k[0] for k in done) if sum(k[0] == i for k in done) == 9]
-    rest = len(done) - 9 * len(whole)
-    part = f"{len(whole)} whole images" if whole else ""
+    whole = sum(n == 9 for n in Counter(image for image, _ in done).values())
+    rest = len(done) - 9 * whole
+    part = f"{whole} whole images" if whole else ""
     if rest:
         part += (
             f"{' and ' if whole else ''}{rest} targets of the {'next' if whole else 'first'} image"
@@ -87,7 +93,7 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
 
 
 def queries(records: list[dict], method: str) -> list[int | None]:
-    return [r[method]["queries"] if r[method]["success"] else None for r in records]
+    return [outcome(r[method]) for r in records]
 
 
 def median(values: list[int | None]) -> str:
@@ -139,7 +145,7 @@ def machines(runs: dict, columns: list[str], earlier: dict, title: str) -> str:
             record = runs.get((image, target), {}).get(method)
             old = row[columns.index(method)]
             if record is not None and old != "not run":
-                pairs.append((old, record["queries"] if record["success"] else None))
+                pairs.append((old, outcome(record)))
         if not pairs:
             continue
         both = [abs(a - b) for a, b in pairs if a is not None and b is not None]
@@ -187,26 +193,22 @@ def main() -> None:
                     "docs/records/bos2-first-machine-tables.json): adds NAME_machines")  # fmt: skip
     args = ap.parse_args()
     text = Path(args.docs).read_text(encoding="utf-8") if args.docs else None
+    earlier = json.loads(Path(args.earlier).read_text(encoding="utf-8")) if args.earlier else None
     for name, path, dataset in map(parse_source, args.sources):
-        runs = stored(path, dataset)
+        runs, title = stored(path, dataset), TITLES.get(name, name)
         sections = {f"{name}_table": table(runs),
-                    f"{name}_summary": summary(runs, TITLES.get(name, name)),
-                    f"{name}_progress": progress(runs, dataset, TITLES.get(name, name), path)}  # fmt: skip
-        if args.earlier:
-            earlier = json.loads(Path(args.earlier).read_text(encoding="utf-8"))
-            sections[f"{name}_machines"] = machines(
-                runs, earlier["columns"], earlier.get(name, {}), TITLES.get(name, name)
-            )
+                    f"{name}_summary": summary(runs, title),
+                    f"{name}_progress": progress(runs, dataset, title, path)}  # fmt: skip
+        if earlier is not None:
+            rows = earlier.get(name, {})
+            sections[f"{name}_machines"] = machines(runs, earlier["columns"], rows, title)
         for section, body in sections.items():
             if text is None:
                 print(f"<!-- {section} -->\n{body}\n")
             else:
                 text = replace_section(text, section, body)
     if text is not None:
-        tmp = f"{args.docs}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, args.docs)
+        write_text_atomic(args.docs, text)
 
 
 if __name__ == "__main__":
