@@ -8,7 +8,9 @@ this script writes them between the docs' markers, so the docs always say what a
   reproduction ran them, ``…`` for an instance not yet run, ``✗`` for a failure within T;
 * ``<!-- NAME_summary -->`` ... ``<!-- /NAME_summary -->``: successes and medians over the
   instances that all three GP attacks finished, BOS² against BayesOpt and against its ablation
-  (two-sided sign tests), the stopping rule's loops and the seconds per instance;
+  (two-sided sign tests), the orderings of spec §8.2 on those instances (ZOO and AutoZOOM taken
+  from ``--cheap`` where the store has none), the stopping rule's loops and the seconds per
+  instance;
 * ``<!-- NAME_progress -->`` ... ``<!-- /NAME_progress -->``: how many instances are done.
 
 Run: ``python benchmarks/bos2_tables.py --docs docs/bos2-attack.md
@@ -28,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from bos2_variants import sign_test, stored
+from frontierbo.attack.summary import METHOD_LABELS, ORDERING_LABELS, method_row, orderings
 from frontierbo.io import write_text_atomic
 
 GP = ("bos2", "bos2-nostop", "bayesopt")
@@ -109,6 +112,29 @@ def loops(records: list[dict], method: str) -> tuple[int, float, float]:
     return len(all_loops), float(early), float(length)
 
 
+def with_cheap(runs: dict, cheap: dict) -> dict:
+    """``runs`` with the cheap attacks' records of the same instances added where it has none.
+
+    A record is added only under the range mode of the instance's GP records: a ``clip`` store of
+    the cheap attacks says nothing about ``rescale`` instances."""
+    for key, methods in runs.items():
+        modes = {r["config"]["range_mode"] for r in methods.values()}
+        for method, record in cheap.get(key, {}).items():
+            if record["config"]["range_mode"] in modes:
+                methods.setdefault(method, record)
+    return runs
+
+
+def checked_orderings(finished: list[dict]) -> str:
+    """Spec §8.2's orderings over ``finished`` (the methods every one of them has)."""
+    methods = [m for m in METHOD_LABELS if all(m in v for v in finished)]
+    rows = {m: method_row([v[m] for v in finished]) for m in methods}
+    checks = orderings({"here": rows})["here"]
+    ran = [f"{ORDERING_LABELS[k]}: {'yes' if ok else '**no**'}" for k, ok in checks.items()
+           if ok is not None]  # fmt: skip
+    return "; ".join(ran) if ran else "none can be checked yet"
+
+
 def summary(runs: dict, title: str) -> str:
     finished = [v for v in runs.values() if all(m in v for m in GP)]
     n = len(finished)
@@ -128,6 +154,7 @@ def summary(runs: dict, title: str) -> str:
         f"  - BayesOpt against BOS², {sign_test(cols['bos2'], cols['bayesopt'])}.",
         f"  - BOS² against its ablation (stopping), "
         f"{sign_test(cols['bos2-nostop'], cols['bos2'])}.",
+        f"  - Orderings of spec §8.2 on these {n} instances: {checked_orderings(finished)}.",
         f"  - {early:.0%} of BOS²'s {count} perturbation loops stopped early; its loops averaged "
         f"{length:.1f} queries, the ablation's {ablation_length:.1f}.",
         f"  - Seconds per instance (mean): {seconds}.",
@@ -189,6 +216,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("sources", nargs="+", metavar="NAME=STORE_FILE:DATASET")
     ap.add_argument("--docs", help="rewrite the marked sections of this file in place")
+    ap.add_argument("--cheap", help="a store of the cheap attacks (as docs/records/"
+                    "bos2-cheap-clip.jsonl): their ZOO and AutoZOOM for the orderings")  # fmt: skip
     ap.add_argument("--earlier", help="per-instance results of another machine (JSON, as "
                     "docs/records/bos2-first-machine-tables.json): adds NAME_machines")  # fmt: skip
     args = ap.parse_args()
@@ -196,6 +225,8 @@ def main() -> None:
     earlier = json.loads(Path(args.earlier).read_text(encoding="utf-8")) if args.earlier else None
     for name, path, dataset in map(parse_source, args.sources):
         runs, title = stored(path, dataset), TITLES.get(name, name)
+        if args.cheap:
+            runs = with_cheap(runs, stored(args.cheap, dataset))
         sections = {f"{name}_table": table(runs),
                     f"{name}_summary": summary(runs, title),
                     f"{name}_progress": progress(runs, dataset, title, path)}  # fmt: skip

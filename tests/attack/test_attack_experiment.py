@@ -14,7 +14,7 @@ from frontierbo.attack.experiment import (
     instance_targets,
     run_id,
 )
-from frontierbo.attack.summary import method_row, orderings
+from frontierbo.attack.summary import ORDERING_LABELS, method_row, orderings
 from frontierbo.experiments.report import Options
 
 
@@ -60,6 +60,7 @@ def test_orderings_are_none_for_methods_not_run_and_use_zero_asr():
     assert checks["bo_attacks_beat_genattack_by_10"] is False  # 0 % is not "missing"
     assert checks["zoo_autozoom_le_25"] is None
     assert checks["bos2_asr_ge_bayesopt_minus_2"] is True
+    assert set(checks) == set(ORDERING_LABELS)  # every check has the report's wording
 
 
 def test_check_options_names_the_bad_option():

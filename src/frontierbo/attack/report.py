@@ -24,7 +24,7 @@ from frontierbo.attack.experiment import (
     run_worker,
     unavailable,
 )
-from frontierbo.attack.summary import published_row, summarise
+from frontierbo.attack.summary import ORDERING_LABELS, published_row, summarise
 from frontierbo.experiments.plots import DPI, STYLE
 from frontierbo.experiments.report import Reproduction, figure_lines, markdown_table
 from frontierbo.experiments.store import atomic_output
@@ -153,7 +153,9 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         ran = {k: v for k, v in checks.items() if v is not None}
         if ran:
             lines += ["", "Orderings of spec §8.2 on these runs:", ""]
-            lines += [f"- {name}: {'yes' if ok else 'NO'}" for name, ok in ran.items()]
+            lines += [
+                f"- {ORDERING_LABELS[name]}: {'yes' if ok else 'NO'}" for name, ok in ran.items()
+            ]
         lines.append("")
     lines += figure_lines(figures)
     return "\n".join(lines) + "\n"

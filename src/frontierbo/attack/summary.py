@@ -52,6 +52,17 @@ def summarise(records: list[dict], options) -> dict:
     }
 
 
+ORDERING_LABELS = {
+    "bos2_asr_ge_bayesopt_minus_2": "BOS²'s ASR ≥ BayesOpt's − 2 points",
+    "bo_attacks_beat_genattack_by_10": "BOS² and BayesOpt beat GenAttack's ASR by 10 points",
+    "zoo_autozoom_le_25": "ZOO's and AutoZOOM's ASR ≤ 25 %",
+    "stopping_cuts_median": "stopping cuts the median (BOS² < its ablation)",
+    "stopping_keeps_asr_within_3": "stopping keeps the ASR within 3 points",
+    "nostop_asr_ge_bayesopt": "the ablation's ASR ≥ BayesOpt's",
+    "bos2_median_lt_bayesopt": "BOS²'s median < BayesOpt's",
+}
+
+
 def orderings(tables: dict) -> dict:
     """Spec §8.2 items 1-5 on what was run: each check is True, False or None (not run)."""
     checks = {}
@@ -110,4 +121,11 @@ def published_row(dataset: str, method: str) -> dict | None:
     return PUBLISHED["tables"].get(dataset, {}).get(method)
 
 
-__all__ = ["METHOD_LABELS", "method_row", "orderings", "published_row", "summarise"]
+__all__ = [
+    "METHOD_LABELS",
+    "ORDERING_LABELS",
+    "method_row",
+    "orderings",
+    "published_row",
+    "summarise",
+]
