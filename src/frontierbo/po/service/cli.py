@@ -72,7 +72,6 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         help="JSON file of public GP hyperparameters served with the release (lengthscale, "
         "signal_variance, noise_variance[, prior_mean]); without it modelers learn their own",
     )  # fmt: skip
-    serve.add_argument("--db", default="curator.db", help=DB_HELP)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (8000)")
     serve.set_defaults(handler=_serve)
@@ -84,7 +83,6 @@ def add_commands(top: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     add.add_argument("name", help="the modeler's name (unique)")
     add.add_argument("--queries", type=int, required=True, help="its query budget")
-    add.add_argument("--db", default="curator.db", help=DB_HELP)
     add.set_defaults(handler=_add)
 
     viewer = curator.add_parser(
@@ -94,23 +92,21 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         "http://HOST:PORT/dashboard#token=TOKEN in a browser.",
     )  # fmt: skip
     viewer.add_argument("name", help="the viewer's name (unique among modelers and viewers)")
-    viewer.add_argument("--db", default="curator.db", help=DB_HELP)
     viewer.set_defaults(handler=_add_viewer)
 
     revoke = curator.add_parser("revoke-modeler", help="revoke a modeler's or viewer's token")
     revoke.add_argument("name")
-    revoke.add_argument("--db", default="curator.db", help=DB_HELP)
     revoke.set_defaults(handler=_revoke)
 
     listing = curator.add_parser("modelers", help="the modelers, their budgets and use")
-    listing.add_argument("--db", default="curator.db", help=DB_HELP)
     listing.set_defaults(handler=_modelers)
 
     audit = curator.add_parser("audit", help="print the audit log (append-only)")
-    audit.add_argument("--db", default="curator.db", help=DB_HELP)
     audit.add_argument("--tail", type=int, default=None, help="only the last N lines")
     audit.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     audit.set_defaults(handler=_audit)
+    for action in (serve, add, viewer, revoke, listing, audit):
+        action.add_argument("--db", default="curator.db", help=DB_HELP)
 
     modeler = top.add_parser(
         "modeler",
