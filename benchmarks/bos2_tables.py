@@ -13,6 +13,10 @@ this script writes them between the docs' markers, so the docs always say what a
   instance;
 * ``<!-- NAME_progress -->`` ... ``<!-- /NAME_progress -->``: how many instances are done.
 
+``--update-from NAME=RUN_FILE`` first copies a running reproduction's ``runs.jsonl`` into NAME's
+store file: its complete lines only (a line being written is left for the next update), in one
+atomic replace, and never fewer records than the store already holds.
+
 Run: ``python benchmarks/bos2_tables.py --docs docs/bos2-attack.md
 mnist_rescale=docs/records/bos2-mnist-rescale.jsonl:mnist
 cifar_clip=docs/records/bos2-cifar10-clip.jsonl:cifar10`` (``NAME=STORE_FILE:DATASET``; no
@@ -31,7 +35,7 @@ import numpy as np
 
 from bos2_variants import sign_test, stored
 from frontierbo.attack.summary import METHOD_LABELS, ORDERING_LABELS, method_row, orderings
-from frontierbo.io import write_text_atomic
+from frontierbo.io import atomic_output, write_text_atomic
 
 GP = ("bos2", "bos2-nostop", "bayesopt")
 COLUMNS = {"bos2": "BOS²", "bos2-nostop": "BOS² (no stop)", "bayesopt": "BayesOpt",
@@ -200,6 +204,34 @@ def replace_section(text: str, name: str, body: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
 
 
+def complete_lines(path: str) -> list[bytes]:
+    """The lines of ``path`` up to its last newline, each a JSON record (a line cut by a kill
+    ends a file without its newline; anything else that does not parse is an error)."""
+    data = Path(path).read_bytes()
+    lines = data[: data.rfind(b"\n") + 1].splitlines(keepends=True)
+    for number, line in enumerate(lines, 1):
+        try:
+            json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"{path}, line {number}: not a JSON record ({exc})") from None
+    return lines
+
+
+def update_store(store: str, run_file: str) -> int:
+    """Replace ``store`` by the complete lines of ``run_file``, refusing to lose records: the
+    run file must begin with every line of the store (a reproduction continues its store)."""
+    new = complete_lines(run_file)
+    old = complete_lines(store) if Path(store).exists() else []
+    if new[: len(old)] != old:
+        raise SystemExit(
+            f"--update-from: {run_file} does not continue {store} ({len(new)} lines against "
+            f"{len(old)}); copy the store into the run folder before resuming"
+        )
+    with atomic_output(store) as tmp:
+        tmp.write_bytes(b"".join(new))
+    return len(new) - len(old)
+
+
 def parse_source(arg: str) -> tuple[str, str, str]:
     name, _, rest = arg.partition("=")
     path, _, dataset = rest.rpartition(":")
@@ -218,10 +250,17 @@ def main() -> None:
     ap.add_argument("--docs", help="rewrite the marked sections of this file in place")
     ap.add_argument("--cheap", help="a store of the cheap attacks (as docs/records/"
                     "bos2-cheap-clip.jsonl): their ZOO and AutoZOOM for the orderings")  # fmt: skip
+    ap.add_argument("--update-from", action="append", default=[], metavar="NAME=RUN_FILE",
+                    help="first bring NAME's store up to a running reproduction's runs.jsonl")  # fmt: skip
     ap.add_argument("--earlier", help="per-instance results of another machine (JSON, as "
                     "docs/records/bos2-first-machine-tables.json): adds NAME_machines")  # fmt: skip
     args = ap.parse_args()
     text = Path(args.docs).read_text(encoding="utf-8") if args.docs else None
+    sources = {name: path for name, path, _ in map(parse_source, args.sources)}
+    for name, _, run_file in (u.partition("=") for u in args.update_from):
+        if name not in sources:
+            raise SystemExit(f"--update-from {name}=...: no source named {name!r}")
+        print(f"{sources[name]}: {update_store(sources[name], run_file)} new records")
     earlier = json.loads(Path(args.earlier).read_text(encoding="utf-8")) if args.earlier else None
     for name, path, dataset in map(parse_source, args.sources):
         runs, title = stored(path, dataset), TITLES.get(name, name)
