@@ -88,7 +88,7 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
     done = [key for key, v in runs.items() if all(m in v for m in GP)]
     whole = sum(n == 9 for n in Counter(image for image, _ in done).values())
     rest = len(done) - 9 * whole
-    part = f"{whole} whole images" if whole else ""
+    part = f"{whole} whole image{'s' if whole > 1 else ''}" if whole else ""
     if rest:
         part += (
             f"{' and ' if whole else ''}{rest} targets of the {'next' if whole else 'first'} image"
