@@ -207,7 +207,10 @@ def replace_section(text: str, name: str, body: str) -> str:
 def complete_lines(path: str) -> list[bytes]:
     """The lines of ``path`` up to its last newline, each a JSON record (a line cut by a kill
     ends a file without its newline; anything else that does not parse is an error)."""
-    data = Path(path).read_bytes()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SystemExit(f"cannot read {path}: {exc.strerror}") from None
     lines = data[: data.rfind(b"\n") + 1].splitlines(keepends=True)
     for number, line in enumerate(lines, 1):
         try:
