@@ -14,8 +14,8 @@ this script writes them between the docs' markers, so the docs always say what a
 * ``<!-- NAME_progress -->`` ... ``<!-- /NAME_progress -->``: how many instances are done.
 
 ``--update-from NAME=RUN_FILE`` first copies a running reproduction's ``runs.jsonl`` into NAME's
-store file: its complete lines only (a line being written is left for the next update), in one
-atomic replace, and never fewer records than the store already holds.
+store file: its complete records only (``ResultStore.complete_bytes``: a line being written is
+left for the next update), in one atomic replace, and only if it continues the store.
 
 Run: ``python benchmarks/bos2_tables.py --docs docs/bos2-attack.md
 mnist_rescale=docs/records/bos2-mnist-rescale.jsonl:mnist
@@ -35,6 +35,7 @@ import numpy as np
 
 from bos2_variants import sign_test, stored
 from frontierbo.attack.summary import METHOD_LABELS, ORDERING_LABELS, method_row, orderings
+from frontierbo.experiments.store import ResultStore
 from frontierbo.io import atomic_output, write_text_atomic
 
 GP = ("bos2", "bos2-nostop", "bayesopt")
@@ -103,19 +104,6 @@ def queries(records: list[dict], method: str) -> list[int | None]:
     return [outcome(r[method]) for r in records]
 
 
-def median(values: list[int | None]) -> str:
-    ok = [v for v in values if v is not None]
-    return f"{np.median(ok):g}" if ok else "–"
-
-
-def loops(records: list[dict], method: str) -> tuple[int, float, float]:
-    """Number of perturbation loops, the share that stopped early, their mean length."""
-    all_loops = [loop for r in records for loop in r[method]["loops"]]
-    early = np.mean([loop["stopped_early"] for loop in all_loops]) if all_loops else 0.0
-    length = np.mean([loop["length"] for loop in all_loops]) if all_loops else 0.0
-    return len(all_loops), float(early), float(length)
-
-
 def with_cheap(runs: dict, cheap: dict) -> dict:
     """``runs`` with the cheap attacks' records of the same instances added where it has none.
 
@@ -129,10 +117,8 @@ def with_cheap(runs: dict, cheap: dict) -> dict:
     return runs
 
 
-def checked_orderings(finished: list[dict]) -> str:
-    """Spec §8.2's orderings over ``finished`` (the methods every one of them has)."""
-    methods = [m for m in METHOD_LABELS if all(m in v for v in finished)]
-    rows = {m: method_row([v[m] for v in finished]) for m in methods}
+def checked_orderings(rows: dict) -> str:
+    """Spec §8.2's orderings over per-method rows (``attack.summary.method_row``)."""
     checks = orderings({"here": rows})["here"]
     ran = [f"{ORDERING_LABELS[k]}: {'yes' if ok else '**no**'}" for k, ok in checks.items()
            if ok is not None]  # fmt: skip
@@ -144,23 +130,28 @@ def summary(runs: dict, title: str) -> str:
     n = len(finished)
     if not n:
         return f"- **{title}**: no instance has all three GP attacks done yet."
-    cols = {m: queries(finished, m) for m in (*GP, "genattack") if all(m in v for v in finished)}
-    wins = ", ".join(f"{COLUMNS[m]} {sum(v is not None for v in q)}/{n}" for m, q in cols.items())
-    medians = ", ".join(f"{COLUMNS[m]} {median(cols[m])}" for m in GP)
-    count, early, length = loops(finished, "bos2")
-    _, _, ablation_length = loops(finished, "bos2-nostop")
-    seconds = ", ".join(
-        f"{COLUMNS[m]} {np.mean([r[m]['seconds'] for r in finished]):.0f}" for m in GP
+    methods = [m for m in METHOD_LABELS if all(m in v for v in finished)]
+    rows = {m: method_row([v[m] for v in finished]) for m in methods}
+    shown = [m for m in (*GP, "genattack") if m in rows]
+    wins = ", ".join(f"{COLUMNS[m]} {rows[m]['successes']}/{n}" for m in shown)
+    medians = ", ".join(
+        f"{COLUMNS[m]} {'–' if rows[m]['median'] is None else format(rows[m]['median'], 'g')}"
+        for m in GP
     )
+    bos2, ablation = rows["bos2"], rows["bos2-nostop"]
+    seconds = ", ".join(f"{COLUMNS[m]} {rows[m]['seconds_mean']:.0f}" for m in GP)
     return "\n".join([
         f"- **{title}**: {n} instances with all three GP attacks done. Successes: {wins}. "
         f"Median queries over successes: {medians}.",
-        f"  - BayesOpt against BOS², {sign_test(cols['bos2'], cols['bayesopt'])}.",
+        f"  - BayesOpt against BOS², "
+        f"{sign_test(queries(finished, 'bos2'), queries(finished, 'bayesopt'))}.",
         f"  - BOS² against its ablation (stopping), "
-        f"{sign_test(cols['bos2-nostop'], cols['bos2'])}.",
-        f"  - Orderings of spec §8.2 on these {n} instances: {checked_orderings(finished)}.",
-        f"  - {early:.0%} of BOS²'s {count} perturbation loops stopped early; its loops averaged "
-        f"{length:.1f} queries, the ablation's {ablation_length:.1f}.",
+        f"{sign_test(queries(finished, 'bos2-nostop'), queries(finished, 'bos2'))}.",
+        f"  - Orderings of spec §8.2 on these {n} instances: {checked_orderings(rows)}.",
+        f"  - {bos2.get('loops_stopped_early', 0.0):.0%} of BOS²'s "
+        f"{sum(bos2.get('dimensions', {}).values())} perturbation loops stopped early; its loops "
+        f"averaged {bos2.get('loop_length_mean', 0.0):.1f} queries, the ablation's "
+        f"{ablation.get('loop_length_mean', 0.0):.1f}.",
         f"  - Seconds per instance (mean): {seconds}.",
     ])  # fmt: skip
 
@@ -204,35 +195,24 @@ def replace_section(text: str, name: str, body: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
 
 
-def complete_lines(path: str) -> list[bytes]:
-    """The lines of ``path`` up to its last newline, each a JSON record (a line cut by a kill
-    ends a file without its newline; anything else that does not parse is an error)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise SystemExit(f"cannot read {path}: {exc.strerror}") from None
-    lines = data[: data.rfind(b"\n") + 1].splitlines(keepends=True)
-    for number, line in enumerate(lines, 1):
-        try:
-            json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SystemExit(f"{path}, line {number}: not a JSON record ({exc})") from None
-    return lines
-
-
 def update_store(store: str, run_file: str) -> int:
-    """Replace ``store`` by the complete lines of ``run_file``, refusing to lose records: the
-    run file must begin with every line of the store (a reproduction continues its store)."""
-    new = complete_lines(run_file)
-    old = complete_lines(store) if Path(store).exists() else []
-    if new[: len(old)] != old:
+    """Replace ``store`` by the complete records of ``run_file``, refusing to lose records: the
+    run file must begin with the store's bytes (a reproduction continues its store)."""
+    if not Path(run_file).is_file():
+        raise SystemExit(f"--update-from: no file {run_file}")
+    try:
+        new, old = ResultStore(run_file).complete_bytes(), ResultStore(store).complete_bytes()
+    except ValueError as exc:  # a corrupt line before the end
+        raise SystemExit(f"--update-from: {exc}") from None
+    lines, stored_lines = new.count(b"\n"), old.count(b"\n")
+    if not new.startswith(old):
         raise SystemExit(
-            f"--update-from: {run_file} does not continue {store} ({len(new)} lines against "
-            f"{len(old)}); copy the store into the run folder before resuming"
+            f"--update-from: {run_file} does not continue {store} ({lines} lines against "
+            f"{stored_lines}); copy the store into the run folder before resuming"
         )
     with atomic_output(store) as tmp:
-        tmp.write_bytes(b"".join(new))
-    return len(new) - len(old)
+        tmp.write_bytes(new)
+    return lines - stored_lines
 
 
 def parse_source(arg: str) -> tuple[str, str, str]:

@@ -124,6 +124,18 @@ def test_append_repairs_torn_tail_without_load(tmp_path):
     assert store.path.read_text() == '{"run_id":"a"}\n{"run_id":"c"}\n'
 
 
+def test_complete_bytes_stops_at_the_last_record_and_leaves_the_file_alone(tmp_path):
+    store = ResultStore(tmp_path / "runs.jsonl")
+    assert store.complete_bytes() == b""  # no file yet
+    store.append({"run_id": "a"})
+    store.append({"run_id": "b"})
+    with open(store.path, "ab") as fh:
+        fh.write(b'{"run_id": "c", "v": [1.')  # a record being written
+    before = store.path.read_bytes()
+    assert store.complete_bytes() == b'{"run_id":"a"}\n{"run_id":"b"}\n'
+    assert store.path.read_bytes() == before  # unlike load(), no repair of a writer's file
+
+
 def test_invalid_last_line_with_newline_is_dropped(tmp_path):
     store = ResultStore(tmp_path / "runs.jsonl")
     store.append({"run_id": "a"})

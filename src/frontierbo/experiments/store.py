@@ -161,6 +161,16 @@ class ResultStore:
                 unique.append(rec)
         return unique
 
+    def complete_bytes(self) -> bytes:
+        """The file's bytes up to the end of its last complete record (b"" without a file).
+
+        Unlike :meth:`load` it never repairs the file, so it is safe while another process
+        appends to the store (a copy of a running sweep's records)."""
+        if not self.path.exists():
+            return b""
+        data = self.path.read_bytes()
+        return data[: _parse_lines(data, self.path)[1]]
+
     def done_ids(self) -> set[str]:
         """The run_ids of all complete records."""
         return {rec["run_id"] for rec in self.load()}
