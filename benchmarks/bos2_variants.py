@@ -85,14 +85,14 @@ def build(variant: str, profile: str, dataset: str = "mnist"):
 
 
 def run_one(variant: str, record: dict, profile: str | None) -> dict:
-    from frontierbo.attack.experiment import run_worker
+    from frontierbo.attack.experiment import CHANNELS, run_worker
     from frontierbo.attack.resize import side_of
     from frontierbo.experiments.runner import RunSpec
 
     c = record["config"]
     attack = build(variant, profile or c["profile"], c["dataset"])
     out = run_worker(RunSpec(record["run_id"], c, record["seed"]), attack=attack)
-    channels = 3 if c["dataset"] == "cifar10" else 1
+    channels = CHANNELS[c["dataset"]]
     return {"success": out["success"], "queries": out["queries"], "seconds": round(out["seconds"], 1),
             "sides": [side_of(r["dimension"], channels) for r in out["loops"]]}  # fmt: skip
 

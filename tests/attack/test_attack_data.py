@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from frontierbo.attack.data import load_cifar10_samples, load_mnist
+from frontierbo.attack.experiment import CHANNELS
 from frontierbo.data import data_available, resolve_data_path
 
 needs_mnist = pytest.mark.skipif(
@@ -28,6 +29,7 @@ CIFAR_LABELS = [3, 8, 8, 0, 6, 6, 1, 6, 3, 1, 0, 9, 5, 7, 9, 8, 5, 7, 8, 6]
 def test_mnist_shapes_range_and_class_counts(split, counts):
     images, labels = load_mnist(split)
     assert images.shape == (10_000, 28, 28, 1) and images.dtype == np.float32
+    assert images.shape[-1] == CHANNELS["mnist"]
     assert labels.shape == (10_000,) and labels.dtype == np.int64
     # black and white pixels both occur, so the range is exactly [-0.5, 0.5]
     assert images.min() == -0.5 and images.max() == 0.5
@@ -72,6 +74,7 @@ def test_cifar10_samples_are_the_20_labelled_test_images():
     pytest.importorskip("PIL")
     images, labels = load_cifar10_samples()
     assert images.shape == (20, 32, 32, 3) and images.dtype == np.float32
+    assert images.shape[-1] == CHANNELS["cifar10"]
     assert labels.dtype == np.int64 and labels.tolist() == CIFAR_LABELS
     assert images.min() >= -0.5 and images.max() <= 0.5
     # every value is k/255 - 0.5 for an integer k (8-bit PNGs, no resampling)

@@ -53,6 +53,8 @@ RANGE_MODE_METHODS = ("bos2", "bos2-nostop", "bayesopt", "pgd")
 #: L_inf bounds of the thesis (l.1522), in the attack space [-0.5, 0.5].
 DELTA_MAX = {"mnist": 0.3, "cifar10": 0.05}
 IMAGES = {"mnist": 50, "cifar10": 20}
+#: Colour channels of each dataset's images (a latent side s has s * s * channels dimensions).
+CHANNELS = {"mnist": 1, "cifar10": 3}
 PUBLISHED = load_published("frontierbo.attack")
 
 DEFAULTS = {
