@@ -32,12 +32,18 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 2
 #: Seconds a writer waits for another's transaction before giving up.
 BUSY_TIMEOUT = 60.0
+#: Write transactions :meth:`Storage.write_retrying` runs before a key conflict is an error;
+#: every round lets at least one of the competing writers commit.
+CONFLICT_ATTEMPTS = 10
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS frontierbo_meta (
@@ -129,6 +135,23 @@ class Storage:
         with self._lock, self._backend.transaction(write=write, study_id=study_id) as ex:
             yield ex
 
+    def write_retrying(self, step: Callable[[_Executor], T]) -> T:
+        """``step(ex)`` in one write transaction, run again from the start in a new one when
+        the database reports a key conflict (at most :data:`CONFLICT_ATTEMPTS` times).
+
+        A writer that checks for a row and then inserts it cannot lock a row that does not
+        exist yet: on PostgreSQL two such transactions may both find the key free, and the
+        second insert fails once the first commits. Its re-run reads the committed row. (On
+        SQLite ``BEGIN IMMEDIATE`` serialises writers, so there is nothing to re-run.)"""
+        for _ in range(CONFLICT_ATTEMPTS - 1):
+            try:
+                with self.transaction(write=True) as ex:
+                    return step(ex)
+            except self._backend.conflict_errors:
+                continue
+        with self.transaction(write=True) as ex:  # the last attempt's conflict is an error
+            return step(ex)
+
     # -- schema ----------------------------------------------------------------------------
     def initialise(self, version: str) -> None:
         """Create the tables (once) and check the schema version; refuse a database that
@@ -141,7 +164,8 @@ class Storage:
                 f"{sorted(foreign)[:5]}), not a frontierbo study database"
             )
         self._backend.prepare()
-        with self.transaction(write=True) as ex:
+
+        def create_or_check(ex) -> None:
             for statement in _SCHEMA:  # no-ops on tables that exist (an older schema's too)
                 ex(statement)
             rows = ex("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
@@ -154,6 +178,9 @@ class Storage:
                 return
             self.check_schema(int(rows[0][0]))
             self._migrate(ex, int(rows[0][0]))
+
+        # two processes creating the tables of one new PostgreSQL database at once conflict
+        self.write_retrying(create_or_check)
 
     def check_readable(self) -> None:
         """Raise :class:`StorageError` unless this is a study database this version can read;
@@ -228,6 +255,8 @@ def connect_sqlite(path, flag: str = "storage", error=None) -> sqlite3.Connectio
 
 
 class _SQLite:
+    conflict_errors = (sqlite3.IntegrityError,)
+
     def __init__(self, path: str):
         self.conn = connect_sqlite(path)
 
@@ -266,6 +295,7 @@ class _SQLAlchemy:
         except Exception as exc:  # an unknown dialect or a malformed URL
             raise ValueError(f"storage must be a path or a database URL, got {url!r}") from exc
         self.text = sqlalchemy.text
+        self.conflict_errors = (sqlalchemy.exc.IntegrityError,)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
         self._immediate = False
         if self.is_sqlite:  # SQLAlchemy's recipe: let us issue BEGIN ourselves

@@ -315,25 +315,32 @@ def create_study(
     sha = candidates_sha256(X)
     store = Storage(storage)
     store.initialise(_version())
-    with store.transaction(write=True) as ex:
+
+    def find_or_insert(ex) -> tuple[tuple, bool]:
         found = ex(f"SELECT {_STUDY_COLUMNS} FROM frontierbo_studies WHERE name = :n", {"n": name})
-        if not found:
-            study_id = ex("SELECT COALESCE(MAX(study_id), 0) + 1 FROM frontierbo_studies")[0][0]
-            row = (study_id, name, algorithm, json.dumps(sampler.settings()), int(seed),
-                   json.dumps(columns), X.shape[0], array_to_text(X), sha, pending_timeout,
-                   time.time(), direction, _version())  # fmt: skip
-            ex(
-                f"INSERT INTO frontierbo_studies ({_STUDY_COLUMNS}) VALUES (:a0, :a1, :a2, "
-                ":a3, :a4, :a5, :a6, :a7, :a8, :a9, :a10, :a11, :a12)",
-                {f"a{i}": v for i, v in enumerate(row)},
-            )
-            return Study(store, row)
+        if found:
+            return found[0], False
+        study_id = ex("SELECT COALESCE(MAX(study_id), 0) + 1 FROM frontierbo_studies")[0][0]
+        row = (study_id, name, algorithm, json.dumps(sampler.settings()), int(seed),
+               json.dumps(columns), X.shape[0], array_to_text(X), sha, pending_timeout,
+               time.time(), direction, _version())  # fmt: skip
+        ex(
+            f"INSERT INTO frontierbo_studies ({_STUDY_COLUMNS}) VALUES (:a0, :a1, :a2, "
+            ":a3, :a4, :a5, :a6, :a7, :a8, :a9, :a10, :a11, :a12)",
+            {f"a{i}": v for i, v in enumerate(row)},
+        )
+        return row, True
+
+    # another process may take the name or the next study_id between our read and our insert
+    row, created = store.write_retrying(find_or_insert)
+    if created:
+        return Study(store, row)
     if not load_if_exists:
         raise ValueError(
             f"storage {store.url!r} already has a study named {name!r}: load it with "
             "load_study / --load-if-exists, or choose another name"
         )
-    study = Study(store, found[0])
+    study = Study(store, row)
     if study.candidates_sha256 != sha:
         raise ValueError(
             f"candidates differ from the rows study {name!r} was created with (sha256 "
