@@ -69,22 +69,58 @@ def test_four_processes_create_and_share_one_postgresql_study(postgres_url):
     assert all(t.state == "complete" and t.offers == 1 for t in trials)
 
 
-def _insert_uncommitted(url, name):
-    """Another process's create_study, stopped before its commit: (engine, connection, tx)."""
+def _insert_racer(conn):
+    """Another process's create_study of "racer", at study_id 2."""
     import sqlalchemy
 
-    engine = sqlalchemy.create_engine(url)
-    conn = engine.connect()
-    tx = conn.begin()
     conn.execute(sqlalchemy.text(
-        "INSERT INTO frontierbo_studies SELECT 2, :name, algorithm, settings, seed, columns, "
+        "INSERT INTO frontierbo_studies SELECT 2, 'racer', algorithm, settings, seed, columns, "
         "n_candidates, candidates, candidates_sha256, pending_timeout, created_at, direction, "
-        "frontierbo_version FROM frontierbo_studies WHERE study_id = 1"), {"name": name})  # fmt: skip
-    return engine, conn, tx
+        "frontierbo_version FROM frontierbo_studies WHERE study_id = 1"))  # fmt: skip
+
+
+def _create_tables(conn):
+    """Another process's initialise of a new database."""
+    import sqlalchemy
+
+    from frontierbo.study.storage import _SCHEMA
+
+    for statement in _SCHEMA:
+        conn.execute(sqlalchemy.text(statement))
+
+
+def _race(url, first_writes, second) -> dict:
+    """Run ``first_writes(conn)`` in a transaction left open, start ``second()`` in a thread,
+    wait until it blocks on that transaction's locks, commit, and return ``{"result": ...}``
+    or ``{"error": ...}`` of ``second``."""
+    import sqlalchemy
+
+    out = {}
+
+    def run_second():
+        try:
+            out["result"] = second()
+        except Exception as exc:  # reported by the test
+            out["error"] = exc
+
+    engine = sqlalchemy.create_engine(url)
+    thread = threading.Thread(target=run_second)
+    try:
+        with engine.connect() as conn:
+            tx = conn.begin()
+            first_writes(conn)
+            thread.start()
+            # polled outside a transaction: one would keep reading one statistics snapshot
+            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as watcher:
+                _wait_for_a_blocked_writer(watcher)
+            tx.commit()
+        thread.join(timeout=60)
+    finally:
+        engine.dispose()
+    return out
 
 
 def _wait_for_a_blocked_writer(conn, timeout=30.0):
-    """Poll (outside a transaction: one would keep reading the same statistics snapshot)."""
     import sqlalchemy
 
     deadline = time.monotonic() + timeout
@@ -97,62 +133,24 @@ def _wait_for_a_blocked_writer(conn, timeout=30.0):
         time.sleep(0.02)
 
 
-def _create_in_thread(url, name):
-    out = {}
-
-    def create():
-        try:
-            out["study"] = create_study(_rows(), storage=url, name=name, load_if_exists=True)
-        except Exception as exc:  # reported by the test
-            out["error"] = exc
-
-    thread = threading.Thread(target=create)
-    thread.start()
-    return thread, out
-
-
 @pytest.mark.parametrize(("name", "study_id"), [("racer", 2), ("another", 3)])
 def test_a_creator_that_loses_the_race_reads_the_winners_row(postgres_url, name, study_id):
     # Both transactions find the name (or the next study_id) free; the loser's insert waits on
     # the winner's uncommitted row and fails when it commits. Without the re-run that was an
     # IntegrityError on study_id = 2; with it the loser loads "racer" or takes study_id 3.
     create_study(_rows(), storage=postgres_url, name="first")
-    engine, conn, tx = _insert_uncommitted(postgres_url, "racer")
-    try:
-        thread, out = _create_in_thread(postgres_url, name)
-        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as watcher:
-            _wait_for_a_blocked_writer(watcher)
-        tx.commit()
-        thread.join(timeout=60)
-    finally:
-        conn.close()
-        engine.dispose()
+    out = _race(
+        postgres_url,
+        _insert_racer,
+        lambda: create_study(_rows(), storage=postgres_url, name=name, load_if_exists=True),
+    )
     assert "error" not in out, out.get("error")
-    assert (out["study"].name, out["study"].study_id) == (name, study_id)
+    assert (out["result"].name, out["result"].study_id) == (name, study_id)
     names = [s.name for s in (load_study(storage=postgres_url, name=n) for n in ("first", name))]
     assert names == ["first", name]
 
 
 def test_initialising_a_database_another_process_is_initialising(postgres_url):
-    import sqlalchemy
-
-    from frontierbo.study.storage import _SCHEMA
-
-    engine = sqlalchemy.create_engine(postgres_url)
-    conn = engine.connect()
-    tx = conn.begin()
-    for statement in _SCHEMA:  # the other process's tables, not yet committed
-        conn.execute(sqlalchemy.text(statement))
-    out = {}
-    thread = threading.Thread(target=lambda: out.update(r=Storage(postgres_url).initialise("x")))
-    try:
-        thread.start()
-        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as watcher:
-            _wait_for_a_blocked_writer(watcher)
-        tx.commit()
-        thread.join(timeout=60)
-    finally:
-        conn.close()
-        engine.dispose()
-    assert out == {"r": None}  # it returned: the conflict was re-run, not raised
+    out = _race(postgres_url, _create_tables, lambda: Storage(postgres_url).initialise("x"))
+    assert out == {"result": None}  # it returned: the conflict was re-run, not raised
     Storage(postgres_url).check_readable()
