@@ -3,6 +3,7 @@ processes, and creators that race (two transactions both finding a name or a stu
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -154,3 +155,20 @@ def test_initialising_a_database_another_process_is_initialising(postgres_url):
     out = _race(postgres_url, _create_tables, lambda: Storage(postgres_url).initialise("x"))
     assert out == {"result": None}  # it returned: the conflict was re-run, not raised
     Storage(postgres_url).check_readable()
+
+
+def test_the_shell_workflow_on_a_database_url(cli, write_csv, postgres_url):
+    rows = [[f"{a:.4f}", f"{b:.4f}"] for a, b in _rows(30, 2)]
+    path = write_csv(["temp", "time"], rows)
+    status, out, err = cli(["study", "create", "--candidates", path, "--storage", postgres_url])
+    assert status == 0, err
+    for k in range(3):
+        status, out, err = cli(["ask", "--storage", postgres_url])
+        assert status == 0, err
+        asked = json.loads(out)
+        value = asked["params"]["temp"] - asked["params"]["time"]
+        status, _, err = cli(["tell", "--storage", postgres_url, "--trial", k, "--value", value])
+        assert status == 0, err
+    status, out, err = cli(["study", "show", "--storage", postgres_url, "--json"])
+    assert status == 0, err
+    assert [t["state"] for t in json.loads(out)["trials"]] == ["complete"] * 3
