@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 
+from frontierbo.dashboard.study import study_snapshot
 from frontierbo.study import create_study, load_study
 from frontierbo.study.storage import Storage
 
@@ -162,13 +163,20 @@ def test_the_shell_workflow_on_a_database_url(cli, write_csv, postgres_url):
     path = write_csv(["temp", "time"], rows)
     status, out, err = cli(["study", "create", "--candidates", path, "--storage", postgres_url])
     assert status == 0, err
+    asked_rows, values = [], []
     for k in range(3):
         status, out, err = cli(["ask", "--storage", postgres_url])
         assert status == 0, err
         asked = json.loads(out)
         value = asked["params"]["temp"] - asked["params"]["time"]
+        asked_rows.append(asked["row"])
+        values.append(value)
         status, _, err = cli(["tell", "--storage", postgres_url, "--trial", k, "--value", value])
         assert status == 0, err
     status, out, err = cli(["study", "show", "--storage", postgres_url, "--json"])
     assert status == 0, err
     assert [t["state"] for t in json.loads(out)["trials"]] == ["complete"] * 3
+    # the dashboard reads the same database (frontierbo dashboard --storage URL)
+    snapshot = study_snapshot(postgres_url)
+    assert snapshot["points"]["queried"][0]["index"] == asked_rows
+    assert snapshot["series"][0]["y"] == np.maximum.accumulate(values).tolist()
