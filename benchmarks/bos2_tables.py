@@ -94,9 +94,20 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
         part += (
             f"{' and ' if whole else ''}{rest} targets of the {'next' if whole else 'first'} image"
         )
+    left = 9 * IMAGES[dataset] - len(done)
+    line = f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done ({part}); "
+    return line + f"{left} to go{cost_left([runs[k] for k in done], left)}."
+
+
+def cost_left(finished: list[dict], left: int) -> str:
+    """What the instances left cost at the mean so far: the three GP attacks' seconds per
+    instance, on one core each (an estimate: later images may fail more or less often)."""
+    if not finished or not left:
+        return ""
+    per_instance = float(np.mean([sum(v[m]["seconds"] for m in GP) for v in finished]))
     return (
-        f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done ({part}); "
-        f"{9 * IMAGES[dataset] - len(done)} to go."
+        f", about {left * per_instance / 3600:.0f} core-hours at the mean so far "
+        f"({per_instance:.0f} s per instance for the three GP attacks)"
     )
 
 

@@ -1,0 +1,64 @@
+"""benchmarks/bos2_tables.py: the sync that carries a running reproduction into a committed
+store (it must never lose or duplicate a record), and the progress line written from a store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import bos2_tables  # noqa: E402
+
+
+def record(image: int, target: int, method: str, seconds: float, success=True) -> str:
+    config = {"dataset": "mnist", "image": image, "target": target, "method": method,
+              "label": 3, "range_mode": "rescale"}  # fmt: skip
+    body = {"run_id": f"mnist/i{image}/t{target}/{method}", "config": config,
+            "success": success, "queries": 50, "seconds": seconds}  # fmt: skip
+    return json.dumps(body) + "\n"
+
+
+def instance(image: int, target: int, seconds=(10.0, 20.0, 30.0)) -> str:
+    return "".join(
+        record(image, target, m, s) for m, s in zip(bos2_tables.GP, seconds, strict=True)
+    )
+
+
+def test_update_store_copies_complete_records_only(tmp_path):
+    store, run = tmp_path / "store.jsonl", tmp_path / "runs.jsonl"
+    store.write_text(instance(1, 4))
+    run.write_text(instance(1, 4) + instance(1, 5) + '{"config": {"dataset": "mn')  # torn tail
+    assert bos2_tables.update_store(str(store), str(run)) == 3
+    assert store.read_text() == instance(1, 4) + instance(1, 5)
+    assert bos2_tables.update_store(str(store), str(run)) == 0  # again: nothing new, no duplicate
+    assert store.read_text() == instance(1, 4) + instance(1, 5)
+
+
+def test_update_store_refuses_a_run_that_does_not_continue_the_store(tmp_path):
+    store, run = tmp_path / "store.jsonl", tmp_path / "runs.jsonl"
+    store.write_text(instance(1, 4) + instance(1, 5))
+    run.write_text(instance(1, 4))  # an older or another folder: would lose a record
+    with pytest.raises(SystemExit, match="does not continue"):
+        bos2_tables.update_store(str(store), str(run))
+    assert store.read_text() == instance(1, 4) + instance(1, 5)
+    with pytest.raises(SystemExit, match="no file"):
+        bos2_tables.update_store(str(store), str(tmp_path / "missing.jsonl"))
+
+
+def test_progress_counts_instances_and_prices_the_rest_at_the_mean_so_far(tmp_path):
+    store = tmp_path / "store.jsonl"
+    # two finished instances (60 s and 120 s for the three GP attacks), one with BOS² only
+    store.write_text(instance(1, 4) + instance(1, 5, (40.0, 40.0, 40.0)) + record(1, 6, "bos2", 5))
+    runs = bos2_tables.stored(str(store), "mnist")
+    line = bos2_tables.progress(runs, "mnist", "MNIST, rescale", "store.jsonl")
+    # 448 left at (60 + 120) / 2 = 90 s each: 40 320 s = 11.2 core-hours
+    assert "2 of 450 instances done (2 targets of the first image); 448 to go" in line
+    assert "about 11 core-hours at the mean so far (90 s per instance" in line
+
+
+def test_cost_left_is_silent_without_data_or_work():
+    assert bos2_tables.cost_left([], 10) == ""
+    assert bos2_tables.cost_left([{m: {"seconds": 1.0} for m in bos2_tables.GP}], 0) == ""
