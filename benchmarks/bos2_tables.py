@@ -32,6 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import binomtest
 
 from bos2_variants import sign_test, stored
 from frontierbo.attack.summary import METHOD_LABELS, ORDERING_LABELS, method_row, orderings
@@ -128,6 +129,13 @@ def with_cheap(runs: dict, cheap: dict) -> dict:
     return runs
 
 
+def asr_interval(successes: int, n: int) -> str:
+    """``k/n (ASR %, 95 % CI lo–hi %)``, the exact (Clopper–Pearson) interval: on a subset of
+    the instances it says how far the full table's ASR may still move."""
+    ci = binomtest(successes, n).proportion_ci(confidence_level=0.95, method="exact")
+    return f"{successes}/{n} ({100 * successes / n:.0f} %, 95 % CI {100 * ci.low:.0f}–{100 * ci.high:.0f} %)"
+
+
 def checked_orderings(rows: dict) -> str:
     """Spec §8.2's orderings over per-method rows (``attack.summary.method_row``)."""
     checks = orderings({"here": rows})["here"]
@@ -144,7 +152,7 @@ def summary(runs: dict, title: str) -> str:
     methods = [m for m in METHOD_LABELS if all(m in v for v in finished)]
     rows = {m: method_row([v[m] for v in finished]) for m in methods}
     shown = [m for m in (*GP, "genattack") if m in rows]
-    wins = ", ".join(f"{COLUMNS[m]} {rows[m]['successes']}/{n}" for m in shown)
+    wins = ", ".join(f"{COLUMNS[m]} {asr_interval(rows[m]['successes'], n)}" for m in shown)
     medians = ", ".join(
         f"{COLUMNS[m]} {'–' if rows[m]['median'] is None else format(rows[m]['median'], 'g')}"
         for m in GP

@@ -62,3 +62,10 @@ def test_progress_counts_instances_and_prices_the_rest_at_the_mean_so_far(tmp_pa
 def test_cost_left_is_silent_without_data_or_work():
     assert bos2_tables.cost_left([], 10) == ""
     assert bos2_tables.cost_left([{m: {"seconds": 1.0} for m in bos2_tables.GP}], 0) == ""
+
+
+def test_asr_interval_is_the_exact_clopper_pearson_interval():
+    # all or none of n succeed: the open end is 0.025^(1/n), 0.6915 for n = 10
+    assert bos2_tables.asr_interval(0, 10) == "0/10 (0 %, 95 % CI 0–31 %)"
+    assert bos2_tables.asr_interval(10, 10) == "10/10 (100 %, 95 % CI 69–100 %)"
+    assert bos2_tables.asr_interval(29, 34) == "29/34 (85 %, 95 % CI 69–95 %)"
