@@ -131,7 +131,8 @@ def with_cheap(runs: dict, cheap: dict) -> dict:
 
 def asr_interval(successes: int, n: int) -> str:
     """``k/n (ASR %, 95 % CI lo–hi %)``, the exact (Clopper–Pearson) interval: on a subset of
-    the instances it says how far the full table's ASR may still move."""
+    the instances it says how far the full table's ASR may still move. It treats instances as
+    independent; the 9 targets of one image are not, so it is if anything too narrow."""
     ci = binomtest(successes, n).proportion_ci(confidence_level=0.95, method="exact")
     return f"{successes}/{n} ({100 * successes / n:.0f} %, 95 % CI {100 * ci.low:.0f}–{100 * ci.high:.0f} %)"
 
