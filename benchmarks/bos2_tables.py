@@ -106,9 +106,16 @@ def cost_left(finished: list[dict], left: int) -> str:
     if not finished or not left:
         return ""
     per_instance = float(np.mean([sum(v[m]["seconds"] for m in GP) for v in finished]))
+    runs = [v[m] for v in finished for m in GP]
+    by_outcome = {
+        label: [r["seconds"] for r in runs if r["success"] == won]
+        for label, won in (("a success", True), ("a failure (run to T)", False))
+    }
+    means = "; ".join(f"{label} {np.mean(s):.0f} s" for label, s in by_outcome.items() if s)
     return (
         f", about {left * per_instance / 3600:.0f} core-hours at the mean so far "
-        f"({per_instance:.0f} s per instance for the three GP attacks)"
+        f"({per_instance:.0f} s per instance for the three GP attacks; one GP attack's mean: "
+        f"{means})"
     )
 
 

@@ -57,6 +57,16 @@ def test_progress_counts_instances_and_prices_the_rest_at_the_mean_so_far(tmp_pa
     # 448 left at (60 + 120) / 2 = 90 s each: 40 320 s = 11.2 core-hours
     assert "2 of 450 instances done (2 targets of the first image); 448 to go" in line
     assert "about 11 core-hours at the mean so far (90 s per instance" in line
+    assert "one GP attack's mean: a success 30 s)" in line  # (10 + 20 + 30 + 3 * 40) / 6
+
+
+def test_cost_left_prices_failures_and_successes_apart():
+    finished = [{m: {"seconds": 900.0, "success": False} for m in bos2_tables.GP},
+                {m: {"seconds": 60.0, "success": True} for m in bos2_tables.GP}]  # fmt: skip
+    line = bos2_tables.cost_left(finished, 4)
+    # (2 700 + 180) / 2 = 1 440 s per instance, 4 left: 1.6 core-hours, printed as 2
+    assert line == (", about 2 core-hours at the mean so far (1440 s per instance for the three "
+                    "GP attacks; one GP attack's mean: a success 60 s; a failure (run to T) 900 s)")  # fmt: skip
 
 
 def test_cost_left_is_silent_without_data_or_work():
