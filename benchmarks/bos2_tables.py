@@ -93,7 +93,8 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
     part = f"{whole} whole image{'s' if whole > 1 else ''}" if whole else ""
     if rest:
         part += (
-            f"{' and ' if whole else ''}{rest} targets of the {'next' if whole else 'first'} image"
+            f"{' and ' if whole else ''}{rest} target{'s' if rest > 1 else ''} of the "
+            f"{'next' if whole else 'first'} image"
         )
     left = 9 * IMAGES[dataset] - len(done)
     line = f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done ({part}); "
