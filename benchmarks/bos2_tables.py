@@ -106,8 +106,8 @@ def cost_left(finished: list[dict], left: int) -> str:
     instance, on one core each (an estimate: later images may fail more or less often)."""
     if not finished or not left:
         return ""
-    per_instance = float(np.mean([sum(v[m]["seconds"] for m in GP) for v in finished]))
     runs = [v[m] for v in finished for m in GP]
+    per_instance = sum(r["seconds"] for r in runs) / len(finished)
     by_outcome = {
         label: [r["seconds"] for r in runs if r["success"] == won]
         for label, won in (("a success", True), ("a failure (run to T)", False))
