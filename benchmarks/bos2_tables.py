@@ -8,8 +8,8 @@ this script writes them between the docs' markers, so the docs always say what a
   reproduction ran them, ``…`` for an instance not yet run, ``✗`` for a failure within T;
 * ``<!-- NAME_summary -->`` ... ``<!-- /NAME_summary -->``: successes and medians over the
   instances that all three GP attacks finished, BOS² against BayesOpt and against its ablation
-  (two-sided sign tests), the orderings of spec §8.2 on those instances (ZOO and AutoZOOM taken
-  from ``--cheap`` where the store has none), the stopping rule's loops and the seconds per
+  (two-sided sign tests), the orderings of spec §8.2 on those instances (an attack the store did
+  not run, such as ZOO, taken from ``--cheap``), the stopping rule's loops and the seconds per
   instance;
 * ``<!-- NAME_progress -->`` ... ``<!-- /NAME_progress -->``: how many instances are done.
 
@@ -19,7 +19,8 @@ left for the next update), in one atomic replace, and only if it continues the s
 
 Run: ``python benchmarks/bos2_tables.py --docs docs/bos2-attack.md
 mnist_rescale=docs/records/bos2-mnist-rescale.jsonl:mnist
-cifar_clip=docs/records/bos2-cifar10-clip.jsonl:cifar10`` (``NAME=STORE_FILE:DATASET``; no
+cifar_clip=docs/records/bos2-cifar10-clip.jsonl:cifar10
+mnist_clip=docs/records/bos2-mnist-clip.jsonl:mnist`` (``NAME=STORE_FILE:DATASET``; no
 ``--docs``: print the sections). Needs the package (not its extras).
 """
 

@@ -13,9 +13,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import bos2_tables  # noqa: E402
 
 
-def record(image: int, target: int, method: str, seconds: float, success=True) -> str:
+def record(image: int, target: int, method: str, seconds: float, success=True, mode="rescale"):
     config = {"dataset": "mnist", "image": image, "target": target, "method": method,
-              "label": 3, "range_mode": "rescale"}  # fmt: skip
+              "label": 3, "range_mode": mode}  # fmt: skip
     body = {"run_id": f"mnist/i{image}/t{target}/{method}", "config": config,
             "success": success, "queries": 50, "seconds": seconds}  # fmt: skip
     return json.dumps(body) + "\n"
@@ -35,6 +35,26 @@ def test_update_store_copies_complete_records_only(tmp_path):
     assert store.read_text() == instance(1, 4) + instance(1, 5)
     assert bos2_tables.update_store(str(store), str(run)) == 0  # again: nothing new, no duplicate
     assert store.read_text() == instance(1, 4) + instance(1, 5)
+
+
+def test_update_store_creates_a_new_store_from_its_first_run(tmp_path):
+    store, run = tmp_path / "store.jsonl", tmp_path / "runs.jsonl"
+    run.write_text(instance(1, 4) + '{"config"')
+    assert bos2_tables.update_store(str(store), str(run)) == 3
+    assert store.read_text() == instance(1, 4)
+
+
+def test_with_cheap_fills_only_the_missing_attacks_of_begun_instances_in_their_range_mode():
+    gp = {(1, 4): {"bos2": json.loads(record(1, 4, "bos2", 9.0, mode="clip"))},
+          (1, 5): {"bos2": json.loads(record(1, 5, "bos2", 9.0))}}  # fmt: skip
+    cheap = {key: {m: json.loads(record(*key, m, 1.0, success=False, mode="clip"))
+                   for m in ("bos2", "genattack", "pgd")}
+             for key in ((1, 4), (1, 5), (1, 6))}  # fmt: skip
+    runs = bos2_tables.with_cheap(gp, cheap)
+    assert set(runs) == {(1, 4), (1, 5)}  # (1, 6) not begun by the GP store
+    assert set(runs[(1, 4)]) == {"bos2", "genattack", "pgd"}
+    assert runs[(1, 4)]["bos2"]["seconds"] == 9.0  # the store's own record is kept
+    assert set(runs[(1, 5)]) == {"bos2"}  # a clip record says nothing about a rescale instance
 
 
 def test_update_store_refuses_a_run_that_does_not_continue_the_store(tmp_path):
