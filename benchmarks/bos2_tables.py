@@ -98,7 +98,8 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
             f"{'next' if whole else 'first'} image"
         )
     left = 9 * IMAGES[dataset] - len(done)
-    line = f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done ({part}); "
+    part = f" ({part})" if part else ""
+    line = f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done{part}; "
     return line + f"{left} to go{cost_left([runs[k] for k in done], left)}."
 
 
@@ -281,9 +282,8 @@ def main() -> None:
         sections = {f"{name}_table": table(runs),
                     f"{name}_summary": summary(runs, title),
                     f"{name}_progress": progress(runs, dataset, title, path)}  # fmt: skip
-        if earlier is not None:
-            rows = earlier.get(name, {})
-            sections[f"{name}_machines"] = machines(runs, earlier["columns"], rows, title)
+        if earlier is not None and name in earlier:  # a store the other machine never ran has none
+            sections[f"{name}_machines"] = machines(runs, earlier["columns"], earlier[name], title)
         for section, body in sections.items():
             if text is None:
                 print(f"<!-- {section} -->\n{body}\n")

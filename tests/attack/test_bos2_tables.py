@@ -44,6 +44,14 @@ def test_update_store_creates_a_new_store_from_its_first_run(tmp_path):
     assert store.read_text() == instance(1, 4)
 
 
+def test_progress_of_a_store_with_no_finished_instance(tmp_path):
+    store = tmp_path / "store.jsonl"
+    store.write_text(record(8272, 4, "bos2", 870.0, success=False))
+    runs = bos2_tables.stored(str(store), "mnist")
+    line = bos2_tables.progress(runs, "mnist", "MNIST, clip", "store.jsonl")
+    assert line == "- MNIST, clip (`store.jsonl`): 0 of 450 instances done; 450 to go."
+
+
 def test_with_cheap_fills_only_the_missing_attacks_of_begun_instances_in_their_range_mode():
     gp = {(1, 4): {"bos2": json.loads(record(1, 4, "bos2", 9.0, mode="clip"))},
           (1, 5): {"bos2": json.loads(record(1, 5, "bos2", 9.0))}}  # fmt: skip
