@@ -98,8 +98,8 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
             f"{'next' if whole else 'first'} image"
         )
     left = 9 * IMAGES[dataset] - len(done)
-    part = f" ({part})" if part else ""
-    line = f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done{part}; "
+    line = f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done"
+    line += f" ({part}); " if part else "; "
     return line + f"{left} to go{cost_left([runs[k] for k in done], left)}."
 
 
