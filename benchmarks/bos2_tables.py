@@ -89,14 +89,14 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
     from frontierbo.attack.experiment import IMAGES
 
     done = [key for key, v in runs.items() if all(m in v for m in GP)]
-    whole = sum(n == 9 for n in Counter(image for image, _ in done).values())
-    rest = len(done) - 9 * whole
-    part = f"{whole} whole image{'s' if whole > 1 else ''}" if whole else ""
+    per_image = Counter(image for image, _ in done).values()
+    whole = sum(n == 9 for n in per_image)
+    rest = [n for n in per_image if n < 9]  # a store may be filled from both ends at once
+    parts = [f"{whole} whole image{'s' if whole > 1 else ''}"] if whole else []
     if rest:
-        part += (
-            f"{' and ' if whole else ''}{rest} target{'s' if rest > 1 else ''} of the "
-            f"{'next' if whole else 'first'} image"
-        )
+        images = f"{len(rest)}{' other' if whole else ''} image{'s' if len(rest) > 1 else ''}"
+        parts.append(f"{sum(rest)} target{'s' if sum(rest) > 1 else ''} of {images}")
+    part = " and ".join(parts)
     left = 9 * IMAGES[dataset] - len(done)
     line = f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done"
     line += f" ({part}); " if part else "; "
@@ -115,10 +115,12 @@ def cost_left(finished: list[dict], left: int) -> str:
         for label, won in (("a success", True), ("a failure (run to T)", False))
     }
     means = "; ".join(f"{label} {np.mean(s):.0f} s" for label, s in by_outcome.items() if s)
+    machines = len({r["machine"] for r in runs if "machine" in r})
+    mixed = f"; records of {machines} machines, whose cores differ in speed" if machines > 1 else ""
     return (
         f", about {left * per_instance / 3600:.0f} core-hours at the mean so far "
         f"({per_instance:.0f} s per instance for the three GP attacks; one GP attack's mean: "
-        f"{means})"
+        f"{means}{mixed})"
     )
 
 

@@ -83,7 +83,7 @@ def test_progress_counts_instances_and_prices_the_rest_at_the_mean_so_far(tmp_pa
     runs = bos2_tables.stored(str(store), "mnist")
     line = bos2_tables.progress(runs, "mnist", "MNIST, rescale", "store.jsonl")
     # 448 left at (60 + 120) / 2 = 90 s each: 40 320 s = 11.2 core-hours
-    assert "2 of 450 instances done (2 targets of the first image); 448 to go" in line
+    assert "2 of 450 instances done (2 targets of 1 image); 448 to go" in line
     assert "about 11 core-hours at the mean so far (90 s per instance" in line
     assert "one GP attack's mean: a success 30 s)" in line  # (10 + 20 + 30 + 3 * 40) / 6
 
@@ -95,6 +95,24 @@ def test_cost_left_prices_failures_and_successes_apart():
     # (2 700 + 180) / 2 = 1 440 s per instance, 4 left: 1.6 core-hours, printed as 2
     assert line == (", about 2 core-hours at the mean so far (1440 s per instance for the three "
                     "GP attacks; one GP attack's mean: a success 60 s; a failure (run to T) 900 s)")  # fmt: skip
+
+
+def test_progress_names_whole_and_partial_images_filled_from_both_ends(tmp_path):
+    store = tmp_path / "store.jsonl"
+    front = "".join(instance(1, t) for t in range(9)) + instance(2, 4)
+    store.write_text(front + instance(50, 8) + instance(50, 9) + instance(49, 1))
+    runs = bos2_tables.stored(str(store), "mnist")
+    line = bos2_tables.progress(runs, "mnist", "MNIST, clip", "store.jsonl")
+    assert "13 of 450 instances done (1 whole image and 4 targets of 3 other images)" in line
+
+
+def test_cost_left_says_when_its_mean_mixes_machines():
+    finished = [{m: {"seconds": 60.0, "success": True, "machine": name} for m in bos2_tables.GP}
+                for name in ("AMD EPYC", "Intel Xeon")]  # fmt: skip
+    assert bos2_tables.cost_left(finished, 4).endswith(
+        "a success 60 s; records of 2 machines, whose cores differ in speed)"
+    )
+    assert "machines" not in bos2_tables.cost_left(finished[:1], 4)
 
 
 def test_cost_left_is_silent_without_data_or_work():
