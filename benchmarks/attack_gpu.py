@@ -31,15 +31,10 @@ from scipy.linalg import cholesky, solve_triangular
 GROUPS, POOL, CANDIDATES = 12, 5000, 10_000
 
 
-def _se(A, B, lengthscale):
-    """Squared-exponential cross-kernel, numpy."""
+def _se(A, B, lengthscale, xp=np):
+    """Squared-exponential cross-kernel; ``xp``: numpy, or torch for tensors on a device."""
     sq = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
-    return np.exp(-0.5 * np.maximum(sq, 0.0) / lengthscale**2)
-
-
-def _se_torch(torch, A, B, lengthscale):
-    sq = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
-    return torch.exp(-0.5 * sq.clamp_min(0.0) / lengthscale**2)
+    return xp.exp(-0.5 * sq.clip(min=0.0) / lengthscale**2)
 
 
 def _data(n: int, d: int, m: int, seed: int = 0):
@@ -73,7 +68,7 @@ def pool_gpu(torch, device, X, P, L, lengthscale):
     out = []
     for g in np.array_split(np.arange(X.shape[1]), GROUPS):
         idx = torch.as_tensor(g, device=device)
-        Kxp = _se_torch(torch, Xt[:, idx], Pt[:, idx], lengthscale)
+        Kxp = _se(Xt[:, idx], Pt[:, idx], lengthscale, torch)
         V = torch.linalg.solve_triangular(Lt, Kxp, upper=False)
         out.append(1.0 - (V * V).sum(0))
     return [v.cpu().numpy() for v in out]
@@ -88,7 +83,7 @@ def score_cpu(X, C, L, y, lengthscale):
 
 def score_gpu(torch, device, X, C, L, y, lengthscale):
     Xt, Ct, Lt, yt = (torch.as_tensor(a, device=device) for a in (X, C, L, y))
-    V = torch.linalg.solve_triangular(Lt, _se_torch(torch, Xt, Ct, lengthscale), upper=False)
+    V = torch.linalg.solve_triangular(Lt, _se(Xt, Ct, lengthscale, torch), upper=False)
     w = torch.linalg.solve_triangular(Lt, yt[:, None], upper=False)[:, 0]
     ucb = V.T @ w + 2.0 * torch.sqrt((1.0 - (V * V).sum(0)).clamp_min(1e-12))
     return ucb.cpu().numpy()
