@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import bos2_fill  # noqa: E402
 from frontierbo.experiments.runner import RunSpec  # noqa: E402
+from frontierbo.experiments.store import ResultStore  # noqa: E402
 
 
 def spec(image: int, target: int, method: str) -> RunSpec:
@@ -37,3 +38,26 @@ def test_unreachable_reads_failed_pgd_of_the_dataset_only(tmp_path):
     ))  # fmt: skip
     assert bos2_fill.unreachable(cheap, "mnist") == {(1, 4)}
     assert bos2_fill.unreachable(cheap, "cifar10") == {(3, 4)}
+
+
+def test_logged_worker_appends_each_start_before_running(tmp_path, monkeypatch):
+    attempts = tmp_path / "attempts.jsonl"
+    seen = []
+
+    def fake_worker(s):
+        seen.append([json.loads(line)["run_id"] for line in attempts.read_text().splitlines()])
+        return {"success": True}
+
+    monkeypatch.setattr(bos2_fill, "run_worker", fake_worker)
+    for s in (spec(1, 2, "bos2"), spec(1, 2, "bayesopt")):
+        assert bos2_fill.logged_worker(attempts, s) == {"success": True}
+    # the start is on disk before the run begins, so a run a lease kills is still logged
+    assert seen == [["mnist/i1/t2/bos2"], ["mnist/i1/t2/bos2", "mnist/i1/t2/bayesopt"]]
+
+
+def test_unfinished_is_started_minus_stored(tmp_path):
+    attempts, store = tmp_path / "attempts.jsonl", ResultStore(tmp_path / "runs.jsonl")
+    assert bos2_fill.unfinished(attempts, store) == set()  # no log yet: nothing cut off
+    attempts.write_text("".join(json.dumps({"run_id": r}) + "\n" for r in ("a", "b", "c")))
+    store.append({"run_id": "b", "config": {}, "seed": 0})
+    assert bos2_fill.unfinished(attempts, store) == {"a", "c"}
