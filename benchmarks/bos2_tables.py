@@ -7,11 +7,15 @@ this script writes them between the docs' markers, so the docs always say what a
 * ``<!-- NAME_table -->`` ... ``<!-- /NAME_table -->``: one row per instance, in the order the
   reproduction ran them, ``…`` for an instance not yet run, ``✗`` for a failure within T;
 * ``<!-- NAME_summary -->`` ... ``<!-- /NAME_summary -->``: successes and medians over the
-  instances that all three GP attacks finished, BOS² against BayesOpt and against its ablation
+  instances that all three GP attacks finished in run order (the reproduction's own order, up to
+  the first instance not finished: a store filled from its far end too, by
+  ``tools/bos2_fill.py``, holds instances chosen by how fast they ran, which are not a sample),
+  BOS² against BayesOpt and against its ablation
   (two-sided sign tests), the orderings of spec §8.2 on those instances (an attack the store did
   not run, such as ZOO, taken from ``--cheap``), the stopping rule's loops and the seconds per
   instance;
-* ``<!-- NAME_progress -->`` ... ``<!-- /NAME_progress -->``: how many instances are done.
+* ``<!-- NAME_progress -->`` ... ``<!-- /NAME_progress -->``: how many instances are done, and
+  what the rest cost at the mean of those done in run order.
 
 ``--update-from NAME=RUN_FILE`` first copies a running reproduction's ``runs.jsonl`` into NAME's
 store file: its complete records only (``ResultStore.complete_bytes``: a line being written is
@@ -21,7 +25,8 @@ Run: ``python benchmarks/bos2_tables.py --docs docs/bos2-attack.md
 mnist_rescale=docs/records/bos2-mnist-rescale.jsonl:mnist
 cifar_clip=docs/records/bos2-cifar10-clip.jsonl:cifar10
 mnist_clip=docs/records/bos2-mnist-clip.jsonl:mnist`` (``NAME=STORE_FILE:DATASET``; no
-``--docs``: print the sections). Needs the package (not its extras).
+``--docs``: print the sections). Needs the package with its ``[attack]`` extra: the victims
+say which images are attacked, in which order.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from bos2_variants import sign_test, stored
+from frontierbo.attack.experiment import chosen_images
 from frontierbo.attack.summary import METHOD_LABELS, ORDERING_LABELS, method_row, orderings
 from frontierbo.experiments.store import ResultStore
 from frontierbo.io import atomic_output, write_text_atomic
@@ -64,6 +70,24 @@ def instance_rows(runs: dict) -> list[tuple[int, int, int]]:
     for (image, _), methods in runs.items():
         images.setdefault(image, next(iter(methods.values()))["config"]["label"])
     return [(i, lab, (lab + k) % 10) for i, lab in images.items() for k in range(1, 10)]
+
+
+def in_run_order(runs: dict, image_order: list[int]) -> dict:
+    """``runs`` with its images in the reproduction's order (``chosen_images``), not the order in
+    which they reached the store (a far-end fill appends late images early)."""
+    rank = {image: k for k, image in enumerate(image_order)}
+    return dict(sorted(runs.items(), key=lambda kv: rank.get(kv[0][0], len(rank))))
+
+
+def run_order_prefix(runs: dict) -> list[tuple[int, int]]:
+    """The instances, in run order, up to the first one the three GP attacks have not all
+    finished: the reproduction's own sample, whatever a far-end fill added beyond it."""
+    prefix = []
+    for image, _, target in instance_rows(runs):
+        if not all(m in runs.get((image, target), {}) for m in GP):
+            break
+        prefix.append((image, target))
+    return prefix
 
 
 def table(runs: dict) -> str:
@@ -100,12 +124,13 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
     left = 9 * IMAGES[dataset] - len(done)
     line = f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done"
     line += f" ({part}); " if part else "; "
-    return line + f"{left} to go{cost_left([runs[k] for k in done], left)}."
+    return line + f"{left} to go{cost_left([runs[k] for k in run_order_prefix(runs)], left)}."
 
 
 def cost_left(finished: list[dict], left: int) -> str:
-    """What the instances left cost at the mean so far: the three GP attacks' seconds per
-    instance, on one core each (an estimate: later images may fail more or less often)."""
+    """What the instances left cost at the mean of ``finished`` (those done in run order): the
+    three GP attacks' seconds per instance, on one core each (an estimate: later images may fail
+    more or less often)."""
     if not finished or not left:
         return ""
     runs = [v[m] for v in finished for m in GP]
@@ -118,7 +143,8 @@ def cost_left(finished: list[dict], left: int) -> str:
     machines = len({r["machine"] for r in runs if "machine" in r})
     mixed = f"; records of {machines} machines, whose cores differ in speed" if machines > 1 else ""
     return (
-        f", about {left * per_instance / 3600:.0f} core-hours at the mean so far "
+        f", about {left * per_instance / 3600:.0f} core-hours at the mean of the "
+        f"{len(finished)} done in run order "
         f"({per_instance:.0f} s per instance for the three GP attacks; one GP attack's mean: "
         f"{means}{mixed})"
     )
@@ -158,10 +184,18 @@ def checked_orderings(rows: dict) -> str:
 
 
 def summary(runs: dict, title: str) -> str:
-    finished = [v for v in runs.values() if all(m in v for m in GP)]
+    prefix = run_order_prefix(runs)
+    finished = [runs[k] for k in prefix]
     n = len(finished)
+    beyond = sum(all(m in v for m in GP) for v in runs.values()) - n
+    aside = (
+        f"\n  - Not counted above: {beyond} instance{'s' if beyond > 1 else ''} finished out of "
+        "run order (filled from the far end, those that ran fastest first: not a sample)."
+        if beyond
+        else ""
+    )
     if not n:
-        return f"- **{title}**: no instance has all three GP attacks done yet."
+        return f"- **{title}**: no instance in run order has all three GP attacks done yet.{aside}"
     methods = [m for m in METHOD_LABELS if all(m in v for v in finished)]
     rows = {m: method_row([v[m] for v in finished]) for m in methods}
     shown = [m for m in (*GP, "genattack") if m in rows]
@@ -173,7 +207,8 @@ def summary(runs: dict, title: str) -> str:
     bos2, ablation = rows["bos2"], rows["bos2-nostop"]
     seconds = ", ".join(f"{COLUMNS[m]} {rows[m]['seconds_mean']:.0f}" for m in GP)
     return "\n".join([
-        f"- **{title}**: {n} instances with all three GP attacks done. Successes: {wins}. "
+        f"- **{title}**: {n} instances with all three GP attacks done in run order. "
+        f"Successes: {wins}. "
         f"Median queries over successes: {medians}.",
         f"  - BayesOpt against BOS², "
         f"{sign_test(queries(finished, 'bos2'), queries(finished, 'bayesopt'))}.",
@@ -184,7 +219,7 @@ def summary(runs: dict, title: str) -> str:
         f"{sum(bos2.get('dimensions', {}).values())} perturbation loops stopped early; its loops "
         f"averaged {bos2.get('loop_length_mean', 0.0):.1f} queries, the ablation's "
         f"{ablation.get('loop_length_mean', 0.0):.1f}.",
-        f"  - Seconds per instance (mean): {seconds}.",
+        f"  - Seconds per instance (mean): {seconds}.{aside}",
     ])  # fmt: skip
 
 
@@ -269,6 +304,8 @@ def main() -> None:
                     help="first bring NAME's store up to a running reproduction's runs.jsonl")  # fmt: skip
     ap.add_argument("--earlier", help="per-instance results of another machine (JSON, as "
                     "docs/records/bos2-first-machine-tables.json): adds NAME_machines")  # fmt: skip
+    ap.add_argument("--seed", type=int, default=0,
+                    help="the reproductions' --seed, which orders the MNIST images (default 0)")  # fmt: skip
     args = ap.parse_args()
     text = Path(args.docs).read_text(encoding="utf-8") if args.docs else None
     sources = {name: path for name, path, _ in map(parse_source, args.sources)}
@@ -279,6 +316,7 @@ def main() -> None:
     earlier = json.loads(Path(args.earlier).read_text(encoding="utf-8")) if args.earlier else None
     for name, path, dataset in map(parse_source, args.sources):
         runs, title = stored(path, dataset), TITLES.get(name, name)
+        runs = in_run_order(runs, chosen_images(dataset, args.seed))
         if args.cheap:
             runs = with_cheap(runs, stored(args.cheap, dataset))
         sections = {f"{name}_table": table(runs),

@@ -84,7 +84,7 @@ def test_progress_counts_instances_and_prices_the_rest_at_the_mean_so_far(tmp_pa
     line = bos2_tables.progress(runs, "mnist", "MNIST, rescale", "store.jsonl")
     # 448 left at (60 + 120) / 2 = 90 s each: 40 320 s = 11.2 core-hours
     assert "2 of 450 instances done (2 targets of 1 image); 448 to go" in line
-    assert "about 11 core-hours at the mean so far (90 s per instance" in line
+    assert "about 11 core-hours at the mean of the 2 done in run order (90 s per instance" in line
     assert "one GP attack's mean: a success 30 s)" in line  # (10 + 20 + 30 + 3 * 40) / 6
 
 
@@ -93,8 +93,8 @@ def test_cost_left_prices_failures_and_successes_apart():
                 {m: {"seconds": 60.0, "success": True} for m in bos2_tables.GP}]  # fmt: skip
     line = bos2_tables.cost_left(finished, 4)
     # (2 700 + 180) / 2 = 1 440 s per instance, 4 left: 1.6 core-hours, printed as 2
-    assert line == (", about 2 core-hours at the mean so far (1440 s per instance for the three "
-                    "GP attacks; one GP attack's mean: a success 60 s; a failure (run to T) 900 s)")  # fmt: skip
+    assert line == (", about 2 core-hours at the mean of the 2 done in run order (1440 s per "
+                    "instance for the three GP attacks; one GP attack's mean: a success 60 s; a failure (run to T) 900 s)")  # fmt: skip
 
 
 def test_progress_names_whole_and_partial_images_filled_from_both_ends(tmp_path):
@@ -125,3 +125,47 @@ def test_asr_interval_is_the_exact_clopper_pearson_interval():
     assert bos2_tables.asr_interval(0, 10) == "0/10 (0 %, 95 % CI 0–31 %)"
     assert bos2_tables.asr_interval(10, 10) == "10/10 (100 %, 95 % CI 69–100 %)"
     assert bos2_tables.asr_interval(29, 34) == "29/34 (85 %, 95 % CI 69–95 %)"
+
+
+def far_end_store(tmp_path):
+    """Image 1 from the front (targets 4 and 5 done, 6 begun), then image 50, the last, from the
+    far end, appended before the front reached target 6 (label 3: targets run 4, 5, 6, ...)."""
+    store = tmp_path / "store.jsonl"
+    far = instance(50, 4, (1.0, 1.0, 1.0)) + instance(50, 5, (1.0, 1.0, 1.0))
+    store.write_text(instance(1, 4) + far + instance(1, 5) + record(1, 6, "bos2", 5))
+    return bos2_tables.in_run_order(bos2_tables.stored(str(store), "mnist"), [1, 2, 50])
+
+
+def test_tables_list_images_in_run_order_not_in_the_order_they_reached_the_store(tmp_path):
+    store = tmp_path / "store.jsonl"
+    store.write_text(instance(1, 4) + instance(50, 4) + instance(2, 4))
+    runs = bos2_tables.in_run_order(bos2_tables.stored(str(store), "mnist"), [1, 2, 50])
+    assert [image for image, _ in runs] == [1, 2, 50]
+    rows = [line.split(" | ")[0] for line in bos2_tables.table(runs).splitlines()[2:-1]]
+    assert rows == ["| 1 (3)"] * 9 + ["| 2 (3)"] * 9 + ["| 50 (3)"] * 9
+
+
+def test_summary_and_cost_count_only_the_instances_done_in_run_order(tmp_path):
+    runs = far_end_store(tmp_path)
+    assert bos2_tables.run_order_prefix(runs) == [(1, 4), (1, 5)]
+    summary = bos2_tables.summary(runs, "MNIST, clip")
+    assert summary.startswith(
+        "- **MNIST, clip**: 2 instances with all three GP attacks done in run order."
+    )
+    assert summary.endswith("Not counted above: 2 instances finished out of run order (filled "
+                            "from the far end, those that ran fastest first: not a sample).")  # fmt: skip
+    line = bos2_tables.progress(runs, "mnist", "MNIST, clip", "store.jsonl")
+    # 4 done (2 of them from the far end), priced at the front's mean: (60 + 60) / 2 s each
+    assert "4 of 450 instances done (4 targets of 2 images); 446 to go" in line
+    assert "at the mean of the 2 done in run order (60 s per instance" in line
+
+
+def test_summary_of_a_store_with_only_far_end_instances(tmp_path):
+    store = tmp_path / "store.jsonl"
+    store.write_text(instance(50, 4) + record(1, 4, "bos2", 5.0))
+    runs = bos2_tables.in_run_order(bos2_tables.stored(str(store), "mnist"), [1, 50])
+    assert bos2_tables.summary(runs, "MNIST, clip") == (
+        "- **MNIST, clip**: no instance in run order has all three GP attacks done yet.\n"
+        "  - Not counted above: 1 instance finished out of run order (filled from the far end, "
+        "those that ran fastest first: not a sample)."
+    )
