@@ -233,6 +233,37 @@ def test_parallel_matches_sequential(tmp_path):
     assert par == seq
 
 
+def _sleepy_worker(spec: RunSpec) -> dict:
+    """Sleeps, then fails if told to, else logs that it finished (O_APPEND) and returns."""
+    import time
+
+    time.sleep(spec.config["sleep"])
+    if spec.config["fail"]:
+        raise RuntimeError("simulated crash")
+    with open(spec.config["log"], "a", encoding="utf-8") as fh:
+        fh.write(spec.run_id + "\n")
+    return {"ok": True}
+
+
+def test_parallel_sweep_stores_each_run_as_it_finishes_not_per_batch(tmp_path):
+    # Quick runs make joblib's automatic batching group several runs per task; a batch's
+    # results come back only when all of it is done, so a crash (or a kill) in a batch would
+    # lose the runs before it that had finished. Each run must be stored on its own.
+    log = tmp_path / "finished.log"
+    specs = [
+        RunSpec(
+            f"r{i:02d}", {"sleep": 1.5 if i == 30 else 0.01, "fail": i == 30, "log": str(log)}, i
+        )
+        for i in range(40)
+    ]
+    store = ResultStore(tmp_path / "runs.jsonl")
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_sweep(specs, _sleepy_worker, store, n_jobs=2, progress=False)
+    finished_first = {r for r in log.read_text().split() if r < "r30"}
+    assert len(finished_first) == 30  # all ran long before r30 crashed...
+    assert finished_first <= {rec["run_id"] for rec in store.load()}  # ...and all were stored
+
+
 def test_sweep_argument_checks(tmp_path):
     store = ResultStore(tmp_path / "runs.jsonl")
     specs = make_specs(2)

@@ -112,7 +112,9 @@ class LocalExecutor(Executor):
     def run(self, worker: Worker, specs: Sequence[RunSpec]) -> Iterator[tuple[RunSpec, Any]]:
         if self.n_jobs == 1 or len(specs) <= 1:
             return (call_worker(worker, spec) for spec in specs)
-        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")
+        # One run per task: with joblib's automatic batching a finished run waits for the rest
+        # of its batch before it comes back to be stored, and a crash or a kill loses it.
+        parallel = Parallel(n_jobs=self.n_jobs, batch_size=1, return_as="generator_unordered")
         me = os.getpid()
         return parallel(delayed(call_worker)(worker, spec, exit_with=me) for spec in specs)
 
