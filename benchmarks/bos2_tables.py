@@ -79,14 +79,21 @@ def in_run_order(runs: dict, image_order: list[int]) -> dict:
     return dict(sorted(runs.items(), key=lambda kv: rank.get(kv[0][0], len(rank))))
 
 
-def run_order_prefix(runs: dict) -> list[tuple[int, int]]:
-    """The instances, in run order, up to the first one the three GP attacks have not all
-    finished: the reproduction's own sample, whatever a far-end fill added beyond it."""
+def run_order_prefix(runs: dict, image_order: list[int]) -> list[tuple[int, int]]:
+    """The instances in run order (``image_order``, targets label+1, ...), up to the first one
+    the three GP attacks have not all finished, or the first image not begun: the
+    reproduction's own sample, whatever a far-end fill added beyond it."""
     prefix = []
-    for image, _, target in instance_rows(runs):
-        if not all(m in runs.get((image, target), {}) for m in GP):
-            break
-        prefix.append((image, target))
+    for image in image_order:
+        begun = [methods for (i, _), methods in runs.items() if i == image]
+        if not begun:
+            return prefix
+        label = next(iter(begun[0].values()))["config"]["label"]
+        for k in range(1, 10):
+            target = (label + k) % 10
+            if not all(m in runs.get((image, target), {}) for m in GP):
+                return prefix
+            prefix.append((image, target))
     return prefix
 
 
@@ -107,7 +114,7 @@ def table(runs: dict) -> str:
     return "\n".join(lines)
 
 
-def progress(runs: dict, dataset: str, title: str, path: str) -> str:
+def progress(runs: dict, dataset: str, title: str, path: str, image_order: list[int]) -> str:
     """How far the store is: instances with all three GP attacks done, of the dataset's 9 per
     image (50 MNIST images, 20 CIFAR-10)."""
     from frontierbo.attack.experiment import IMAGES
@@ -124,7 +131,8 @@ def progress(runs: dict, dataset: str, title: str, path: str) -> str:
     left = 9 * IMAGES[dataset] - len(done)
     line = f"- {title} (`{path}`): {len(done)} of {9 * IMAGES[dataset]} instances done"
     line += f" ({part}); " if part else "; "
-    return line + f"{left} to go{cost_left([runs[k] for k in run_order_prefix(runs)], left)}."
+    sample = [runs[k] for k in run_order_prefix(runs, image_order)]
+    return line + f"{left} to go{cost_left(sample, left)}."
 
 
 def cost_left(finished: list[dict], left: int) -> str:
@@ -175,16 +183,16 @@ def asr_interval(successes: int, n: int) -> str:
     return f"{successes}/{n} ({100 * successes / n:.0f} %, 95 % CI {100 * ci.low:.0f}–{100 * ci.high:.0f} %)"
 
 
-def checked_orderings(rows: dict) -> str:
+def checked_orderings(rows: dict, dataset: str, budget: int) -> str:
     """Spec §8.2's orderings over per-method rows (``attack.summary.method_row``)."""
-    checks = orderings({"here": rows})["here"]
+    checks = orderings({dataset: rows}, budget)[dataset]
     ran = [f"{ORDERING_LABELS[k]}: {'yes' if ok else '**no**'}" for k, ok in checks.items()
            if ok is not None]  # fmt: skip
     return "; ".join(ran) if ran else "none can be checked yet"
 
 
-def summary(runs: dict, title: str) -> str:
-    prefix = run_order_prefix(runs)
+def summary(runs: dict, title: str, dataset: str, image_order: list[int]) -> str:
+    prefix = run_order_prefix(runs, image_order)
     finished = [runs[k] for k in prefix]
     n = len(finished)
     beyond = sum(all(m in v for m in GP) for v in runs.values()) - n
@@ -205,6 +213,7 @@ def summary(runs: dict, title: str) -> str:
         for m in GP
     )
     bos2, ablation = rows["bos2"], rows["bos2-nostop"]
+    budget = finished[0]["bos2"]["config"]["budget"]
     seconds = ", ".join(f"{COLUMNS[m]} {rows[m]['seconds_mean']:.0f}" for m in GP)
     return "\n".join([
         f"- **{title}**: {n} instances with all three GP attacks done in run order. "
@@ -214,11 +223,12 @@ def summary(runs: dict, title: str) -> str:
         f"{sign_test(queries(finished, 'bos2'), queries(finished, 'bayesopt'))}.",
         f"  - BOS² against its ablation (stopping), "
         f"{sign_test(queries(finished, 'bos2-nostop'), queries(finished, 'bos2'))}.",
-        f"  - Orderings of spec §8.2 on these {n} instances: {checked_orderings(rows)}.",
-        f"  - {bos2.get('loops_stopped_early', 0.0):.0%} of BOS²'s "
-        f"{sum(bos2.get('dimensions', {}).values())} perturbation loops stopped early; its loops "
-        f"averaged {bos2.get('loop_length_mean', 0.0):.1f} queries, the ablation's "
-        f"{ablation.get('loop_length_mean', 0.0):.1f}.",
+        f"  - Orderings of spec §8.2 on these {n} instances: {checked_orderings(rows, dataset, budget)}.",
+        f"  - Perturbation loops that ended by their own rule (each run's last loop, cut short "
+        f"by the success or T, left out): {bos2.get('loops_stopped_early', 0.0):.0%} of BOS²'s "
+        f"{bos2.get('loops_ended', 0)} stopped early, and they averaged "
+        f"{bos2.get('loop_length_mean', 0.0):.1f} queries; the ablation's "
+        f"{ablation.get('loops_ended', 0)} averaged {ablation.get('loop_length_mean', 0.0):.1f}.",
         f"  - Seconds per instance (mean): {seconds}.{aside}",
     ])  # fmt: skip
 
@@ -316,12 +326,13 @@ def main() -> None:
     earlier = json.loads(Path(args.earlier).read_text(encoding="utf-8")) if args.earlier else None
     for name, path, dataset in map(parse_source, args.sources):
         runs, title = stored(path, dataset), TITLES.get(name, name)
-        runs = in_run_order(runs, chosen_images(dataset, args.seed))
+        order = list(chosen_images(dataset, args.seed))
+        runs = in_run_order(runs, order)
         if args.cheap:
             runs = with_cheap(runs, stored(args.cheap, dataset))
         sections = {f"{name}_table": table(runs),
-                    f"{name}_summary": summary(runs, title),
-                    f"{name}_progress": progress(runs, dataset, title, path)}  # fmt: skip
+                    f"{name}_summary": summary(runs, title, dataset, order),
+                    f"{name}_progress": progress(runs, dataset, title, path, order)}  # fmt: skip
         if earlier is not None and name in earlier:  # a store the other machine never ran has none
             sections[f"{name}_machines"] = machines(runs, earlier["columns"], earlier[name], title)
         for section, body in sections.items():

@@ -14,7 +14,7 @@ from frontierbo.attack.experiment import (
     instance_targets,
     run_id,
 )
-from frontierbo.attack.summary import ORDERING_LABELS, method_row, orderings
+from frontierbo.attack.summary import ORDERING_LABELS, difficulty, method_row, orderings
 from frontierbo.experiments.report import Options
 
 
@@ -38,14 +38,60 @@ def test_method_row_counts_over_successful_instances_only():
     assert row["queries_to_success"] == [40, 61, 100]
 
 
-def test_loop_statistics_of_bos2_records():
-    loops = [
-        {"dimension": 36, "length": 40, "stopped_early": False},
-        {"dimension": 196, "length": 10, "stopped_early": True},
-    ]
-    row = method_row([{"success": False, "queries": 80, "seconds": 1.0, "loops": loops}])
-    assert row["loop_length_mean"] == 25.0 and row["loops_stopped_early"] == 0.5
-    assert row["dimensions"] == {"36": 1, "196": 1}
+def test_loop_statistics_leave_out_each_runs_last_loop():
+    def loop(dimension, length, stopped=False):
+        return {"dimension": dimension, "length": length, "stopped_early": stopped}
+
+    records = [  # a success in its third loop (cut at 7 queries), a failure cut by T at 12
+        {"success": True, "queries": 88, "seconds": 1.0,
+         "loops": [loop(36, 40), loop(196, 10, True), loop(196, 7)]},
+        {"success": False, "queries": 900, "seconds": 1.0, "loops": [loop(36, 40), loop(36, 12)]},
+        {"success": True, "queries": 31, "seconds": 1.0, "loops": [loop(324, 0)]},
+    ]  # fmt: skip
+    row = method_row(records)
+    assert row["loops_ended"] == 3  # 40, 10 (stopped), 40
+    assert row["loop_length_mean"] == 30.0 and row["loops_stopped_early"] == pytest.approx(1 / 3)
+    assert row["dimensions"] == {"36": 3, "196": 2, "324": 1}  # every loop's dimension
+    assert "loop_length_mean" not in method_row(records[2:])  # no loop ended by its own rule
+
+
+def test_orderings_check_spec_items_2_5_6_7_within_a_dataset():
+    def row(asr, mean, median, max_, loop_mean=None):
+        out = {"asr": asr, "mean": mean, "median": median, "max": max_}
+        return out if loop_mean is None else {**out, "loop_length_mean": loop_mean}
+
+    rows = {
+        "bos2": row(99, 108.75, 63, 897, loop_mean=26.5),
+        "bos2-nostop": row(99, 133.34, 88, 895, loop_mean=40.0),
+        "bayesopt": row(98, 116.99, 79, 817),
+        "genattack": row(64, 428.66, 396, 881),
+    }
+    mnist = orderings({"mnist": rows}, budget=900)["mnist"]
+    assert all(mnist[k] for k in ("stopping_cuts_mean", "loops_shorter_with_stopping",
+                                  "bos2_mean_lt_bayesopt", "max_within_budget",
+                                  "mean_above_median"))  # fmt: skip
+    cifar = orderings({"cifar10": rows}, budget=896)["cifar10"]
+    assert cifar["stopping_cuts_mean"] is None and cifar["bos2_mean_lt_bayesopt"] is None
+    assert cifar["max_within_budget"] is False  # 897 > 896
+    assert orderings({"mnist": rows})["mnist"]["max_within_budget"] is None  # no budget given
+    short = {**rows, "bos2-nostop": {**rows["bos2-nostop"], "loop_length_mean": 39.5}}
+    assert orderings({"mnist": short})["mnist"]["loops_shorter_with_stopping"] is False
+    flat = {**rows, "genattack": row(64, 396, 396, 881)}
+    assert orderings({"mnist": flat})["mnist"]["mean_above_median"] is False
+
+
+def test_difficulty_is_per_method_and_needs_both_datasets():
+    def row(asr, median):
+        return {"asr": asr, "median": median}
+
+    mnist = {"bos2": row(99, 63), "bayesopt": row(98, 79), "genattack": row(64, 396)}
+    cifar = {"bos2": row(84, 164.5), "bayesopt": row(79, 176.5), "genattack": row(64, 386)}
+    assert difficulty({"mnist": mnist}) == {}
+    # the thesis's own rows: GenAttack has equal ASR and a lower CIFAR median
+    assert difficulty({"mnist": mnist, "cifar10": cifar}) == {
+        "bos2": True, "bayesopt": True, "genattack": False
+    }  # fmt: skip
+    assert difficulty({"mnist": mnist, "cifar10": {"bos2": row(0.0, None)}}) == {}
 
 
 def test_orderings_are_none_for_methods_not_run_and_use_zero_asr():

@@ -12,10 +12,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import bos2_tables  # noqa: E402
 
+#: A run order of 50 images in which the tests' images 1, 2, 49 and 50 come in that order.
+ORDER = list(range(1, 51))
+
 
 def record(image: int, target: int, method: str, seconds: float, success=True, mode="rescale"):
     config = {"dataset": "mnist", "image": image, "target": target, "method": method,
-              "label": 3, "range_mode": mode}  # fmt: skip
+              "label": 3, "range_mode": mode, "budget": 900}  # fmt: skip
     body = {"run_id": f"mnist/i{image}/t{target}/{method}", "config": config,
             "success": success, "queries": 50, "seconds": seconds}  # fmt: skip
     return json.dumps(body) + "\n"
@@ -48,7 +51,7 @@ def test_progress_of_a_store_with_no_finished_instance(tmp_path):
     store = tmp_path / "store.jsonl"
     store.write_text(record(8272, 4, "bos2", 870.0, success=False))
     runs = bos2_tables.stored(str(store), "mnist")
-    line = bos2_tables.progress(runs, "mnist", "MNIST, clip", "store.jsonl")
+    line = bos2_tables.progress(runs, "mnist", "MNIST, clip", "store.jsonl", ORDER)
     assert line == "- MNIST, clip (`store.jsonl`): 0 of 450 instances done; 450 to go."
 
 
@@ -81,7 +84,7 @@ def test_progress_counts_instances_and_prices_the_rest_at_the_mean_so_far(tmp_pa
     # two finished instances (60 s and 120 s for the three GP attacks), one with BOS² only
     store.write_text(instance(1, 4) + instance(1, 5, (40.0, 40.0, 40.0)) + record(1, 6, "bos2", 5))
     runs = bos2_tables.stored(str(store), "mnist")
-    line = bos2_tables.progress(runs, "mnist", "MNIST, rescale", "store.jsonl")
+    line = bos2_tables.progress(runs, "mnist", "MNIST, rescale", "store.jsonl", ORDER)
     # 448 left at (60 + 120) / 2 = 90 s each: 40 320 s = 11.2 core-hours
     assert "2 of 450 instances done (2 targets of 1 image); 448 to go" in line
     assert "about 11 core-hours at the mean of the 2 done in run order (90 s per instance" in line
@@ -102,7 +105,7 @@ def test_progress_names_whole_and_partial_images_filled_from_both_ends(tmp_path)
     front = "".join(instance(1, t) for t in range(9)) + instance(2, 4)
     store.write_text(front + instance(50, 8) + instance(50, 9) + instance(49, 1))
     runs = bos2_tables.stored(str(store), "mnist")
-    line = bos2_tables.progress(runs, "mnist", "MNIST, clip", "store.jsonl")
+    line = bos2_tables.progress(runs, "mnist", "MNIST, clip", "store.jsonl", ORDER)
     assert "13 of 450 instances done (1 whole image and 4 targets of 3 other images)" in line
 
 
@@ -147,14 +150,14 @@ def test_tables_list_images_in_run_order_not_in_the_order_they_reached_the_store
 
 def test_summary_and_cost_count_only_the_instances_done_in_run_order(tmp_path):
     runs = far_end_store(tmp_path)
-    assert bos2_tables.run_order_prefix(runs) == [(1, 4), (1, 5)]
-    summary = bos2_tables.summary(runs, "MNIST, clip")
+    assert bos2_tables.run_order_prefix(runs, [1, 2, 50]) == [(1, 4), (1, 5)]
+    summary = bos2_tables.summary(runs, "MNIST, clip", "mnist", [1, 2, 50])
     assert summary.startswith(
         "- **MNIST, clip**: 2 instances with all three GP attacks done in run order."
     )
     assert summary.endswith("Not counted above: 2 instances finished out of run order (filled "
                             "from the far end, those that ran fastest first: not a sample).")  # fmt: skip
-    line = bos2_tables.progress(runs, "mnist", "MNIST, clip", "store.jsonl")
+    line = bos2_tables.progress(runs, "mnist", "MNIST, clip", "store.jsonl", ORDER)
     # 4 done (2 of them from the far end), priced at the front's mean: (60 + 60) / 2 s each
     assert "4 of 450 instances done (4 targets of 2 images); 446 to go" in line
     assert "at the mean of the 2 done in run order (60 s per instance" in line
@@ -164,8 +167,21 @@ def test_summary_of_a_store_with_only_far_end_instances(tmp_path):
     store = tmp_path / "store.jsonl"
     store.write_text(instance(50, 4) + record(1, 4, "bos2", 5.0))
     runs = bos2_tables.in_run_order(bos2_tables.stored(str(store), "mnist"), [1, 50])
-    assert bos2_tables.summary(runs, "MNIST, clip") == (
+    assert bos2_tables.summary(runs, "MNIST, clip", "mnist", [1, 50]) == (
         "- **MNIST, clip**: no instance in run order has all three GP attacks done yet.\n"
         "  - Not counted above: 1 instance finished out of run order (filled from the far end, "
         "those that ran fastest first: not a sample)."
+    )
+
+
+def test_run_order_stops_at_the_first_image_not_begun(tmp_path):
+    # image 1 whole, image 2 not begun, image 3 begun from the far end: 3 is not in run order
+    store = tmp_path / "store.jsonl"
+    store.write_text("".join(instance(1, t) for t in range(10) if t != 3) + instance(3, 4))
+    runs = bos2_tables.in_run_order(bos2_tables.stored(str(store), "mnist"), [1, 2, 3])
+    assert bos2_tables.run_order_prefix(runs, [1, 2, 3]) == [
+        (1, (3 + k) % 10) for k in range(1, 10)
+    ]
+    assert "Not counted above: 1 instance finished out of run order" in bos2_tables.summary(
+        runs, "MNIST, clip", "mnist", [1, 2, 3]
     )

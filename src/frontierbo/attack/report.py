@@ -24,7 +24,12 @@ from frontierbo.attack.experiment import (
     run_worker,
     unavailable,
 )
-from frontierbo.attack.summary import ORDERING_LABELS, published_row, summarise
+from frontierbo.attack.summary import (
+    DIFFICULTY_LABEL,
+    ORDERING_LABELS,
+    published_row,
+    summarise,
+)
 from frontierbo.experiments.plots import DPI, STYLE
 from frontierbo.experiments.report import Reproduction, figure_lines, markdown_table
 from frontierbo.experiments.store import atomic_output
@@ -146,8 +151,10 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
             if "loop_length_mean" in row:
                 lines.append(
                     f"- {METHOD_LABELS[method]}: {_fmt(row['loop_length_mean'])} queries per "
-                    f"perturbation loop on average, {100 * row['loops_stopped_early']:.0f} % of "
-                    f"loops stopped early; latent dimensions chosen: {row['dimensions']}"
+                    f"perturbation loop on average over the {row['loops_ended']} loops that ended "
+                    "by their own rule (each run's last loop, cut short by the success or the "
+                    f"budget, left out), {100 * row['loops_stopped_early']:.0f} % of them stopped "
+                    f"early; latent dimensions chosen: {row['dimensions']}"
                 )
         checks = result["checks"].get(dataset, {})
         ran = {k: v for k, v in checks.items() if v is not None}
@@ -157,6 +164,11 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
                 f"- {ORDERING_LABELS[name]}: {'yes' if ok else 'NO'}" for name, ok in ran.items()
             ]
         lines.append("")
+    if result.get("difficulty"):
+        verdicts = ", ".join(
+            f"{METHOD_LABELS[m]} {'yes' if ok else 'NO'}" for m, ok in result["difficulty"].items()
+        )
+        lines += [f"Spec §8.2 item 7, across the datasets: {DIFFICULTY_LABEL}: {verdicts}", ""]
     lines += figure_lines(figures)
     return "\n".join(lines) + "\n"
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from frontierbo.attack.bos2 import BOS2
 from frontierbo.attack.experiment import METHOD_LABELS, PUBLISHED
 
 
 def method_row(records: list[dict]) -> dict:
-    """ASR (%) and query statistics of one method on one dataset."""
+    """ASR (%) and query statistics of one method on one dataset.
+
+    BOS²'s loop statistics (``loop_length_mean``, ``loops_stopped_early`` over ``loops_ended``
+    loops) leave out each run's last loop, which the success or the budget cut short;
+    ``dimensions`` counts every loop's latent dimension."""
     queries = sorted(r["queries"] for r in records if r["success"])
     row = {
         "instances": len(records),
@@ -23,10 +28,15 @@ def method_row(records: list[dict]) -> dict:
     }
     loops = [loop for r in records for loop in r.get("loops", [])]
     if loops:
-        row["loop_length_mean"] = float(np.mean([loop["length"] for loop in loops]))
-        row["loops_stopped_early"] = float(np.mean([loop["stopped_early"] for loop in loops]))
         dims = [loop["dimension"] for loop in loops]
         row["dimensions"] = {str(d): dims.count(d) for d in sorted(set(dims))}
+    # A run's last loop ends when the attack does (a success, which it does not count, or T),
+    # not by its own rule: only the others say how long the stopping rule lets a loop run.
+    ended = [loop for r in records for loop in r.get("loops", [])[:-1]]
+    if ended:
+        row["loops_ended"] = len(ended)
+        row["loop_length_mean"] = float(np.mean([loop["length"] for loop in ended]))
+        row["loops_stopped_early"] = float(np.mean([loop["stopped_early"] for loop in ended]))
     return row
 
 
@@ -47,24 +57,38 @@ def summarise(records: list[dict], options) -> dict:
         "count_init_in_budget": options["count_init_in_budget"],
         "range_mode": options["range_mode"],
         "tables": tables,
-        "checks": orderings(tables),
+        "checks": orderings(tables, options["budget"]),
+        "difficulty": difficulty(tables),
         "examples": examples(records),
     }
 
+
+#: Queries a perturbation loop may take (``BOS2.i_max``): without stopping every loop takes them.
+LOOP_QUERIES = BOS2.i_max
 
 ORDERING_LABELS = {
     "bos2_asr_ge_bayesopt_minus_2": "BOS²'s ASR ≥ BayesOpt's − 2 points",
     "bo_attacks_beat_genattack_by_10": "BOS² and BayesOpt beat GenAttack's ASR by 10 points",
     "zoo_autozoom_le_25": "ZOO's and AutoZOOM's ASR ≤ 25 %",
     "stopping_cuts_median": "stopping cuts the median (BOS² < its ablation)",
+    "stopping_cuts_mean": "on MNIST, stopping cuts the mean too",
+    "loops_shorter_with_stopping": f"loops average < {LOOP_QUERIES} queries with stopping and "
+    f"= {LOOP_QUERIES} without",
     "stopping_keeps_asr_within_3": "stopping keeps the ASR within 3 points",
     "nostop_asr_ge_bayesopt": "the ablation's ASR ≥ BayesOpt's",
     "bos2_median_lt_bayesopt": "BOS²'s median < BayesOpt's",
+    "bos2_mean_lt_bayesopt": "on MNIST, BOS²'s mean < BayesOpt's too",
+    "max_within_budget": "every attack's max ≤ the budget",
+    "mean_above_median": "mean > median for BOS², BayesOpt and GenAttack",
 }
 
+DIFFICULTY_LABEL = "CIFAR-10 is harder (lower ASR and higher median than MNIST)"
 
-def orderings(tables: dict) -> dict:
-    """Spec §8.2 items 1-5 on what was run: each check is True, False or None (not run)."""
+
+def orderings(tables: dict, budget: int | None = None) -> dict:
+    """Spec §8.2 items 1-7 within each dataset on what was run: each check is True, False or
+    None (not run; the MNIST-only ones on another dataset; ``max_within_budget`` without
+    ``budget``). Item 7's comparison across datasets is :func:`difficulty`."""
     checks = {}
     for dataset, rows in tables.items():
 
@@ -74,6 +98,13 @@ def orderings(tables: dict) -> dict:
         def cmp(a, b, op):
             return None if a is None or b is None else bool(op(a, b))
 
+        mnist = dataset == "mnist"
+        maxima = [row.get("max") for row in rows.values() if row.get("max") is not None]
+        skewed = [
+            (rows[m]["mean"], rows[m]["median"])
+            for m in ("bos2", "bayesopt", "genattack")
+            if rows.get(m, {}).get("median") is not None
+        ]
         checks[dataset] = {
             "bos2_asr_ge_bayesopt_minus_2": cmp(
                 get("bos2", "asr"), get("bayesopt", "asr"), lambda a, b: a >= b - 2
@@ -89,6 +120,16 @@ def orderings(tables: dict) -> dict:
             "stopping_cuts_median": cmp(
                 get("bos2", "median"), get("bos2-nostop", "median"), lambda a, b: a < b
             ),
+            "stopping_cuts_mean": cmp(
+                get("bos2", "mean"), get("bos2-nostop", "mean"), lambda a, b: a < b
+            )
+            if mnist
+            else None,
+            "loops_shorter_with_stopping": cmp(
+                get("bos2", "loop_length_mean"),
+                get("bos2-nostop", "loop_length_mean"),
+                lambda a, b: a < LOOP_QUERIES and b == LOOP_QUERIES,
+            ),
             "stopping_keeps_asr_within_3": cmp(
                 get("bos2", "asr"), get("bos2-nostop", "asr"), lambda a, b: abs(a - b) <= 3
             ),
@@ -98,8 +139,31 @@ def orderings(tables: dict) -> dict:
             "bos2_median_lt_bayesopt": cmp(
                 get("bos2", "median"), get("bayesopt", "median"), lambda a, b: a < b
             ),
+            "bos2_mean_lt_bayesopt": cmp(
+                get("bos2", "mean"), get("bayesopt", "mean"), lambda a, b: a < b
+            )
+            if mnist
+            else None,
+            "max_within_budget": all(m <= budget for m in maxima)
+            if budget is not None and maxima
+            else None,
+            "mean_above_median": all(a > b for a, b in skewed) if skewed else None,
         }
     return checks
+
+
+def difficulty(tables: dict) -> dict[str, bool]:
+    """Spec §8.2 item 7 across datasets, per method (BOS², BayesOpt, GenAttack, where both
+    datasets have successes): is CIFAR-10's ASR lower and its median higher than MNIST's?
+    (The thesis's own GenAttack rows fail it: 64 % on both, medians 396 and 386.)"""
+    if not {"mnist", "cifar10"} <= set(tables):
+        return {}
+    out = {}
+    for method in ("bos2", "bayesopt", "genattack"):
+        m, c = tables["mnist"].get(method, {}), tables["cifar10"].get(method, {})
+        if m.get("median") is not None and c.get("median") is not None:
+            out[method] = bool(c["asr"] < m["asr"] and c["median"] > m["median"])
+    return out
 
 
 def _min_or_none(*values):
@@ -123,7 +187,9 @@ def published_row(dataset: str, method: str) -> dict | None:
 
 __all__ = [
     "METHOD_LABELS",
+    "DIFFICULTY_LABEL",
     "ORDERING_LABELS",
+    "difficulty",
     "method_row",
     "orderings",
     "published_row",
