@@ -11,6 +11,7 @@ from frontierbo.attack.experiment import (
     METHODS,
     build_attack,
     check_options,
+    counted_queries,
     instance_targets,
     run_id,
 )
@@ -107,6 +108,12 @@ def test_orderings_are_none_for_methods_not_run_and_use_zero_asr():
     assert checks["zoo_autozoom_le_25"] is None
     assert checks["bos2_asr_ge_bayesopt_minus_2"] is True
     assert set(checks) == set(ORDERING_LABELS)  # every check has the report's wording
+
+
+def test_counted_queries_leave_out_the_free_initial_queries_and_never_go_negative():
+    assert counted_queries(131, 30) == 101  # 30 initial queries not in the budget
+    assert counted_queries(131, 0) == 131  # the default: they count
+    assert counted_queries(12, 30) == 0  # a success at initial query 12 cost no budget
 
 
 def test_check_options_names_the_bad_option():

@@ -133,6 +133,12 @@ def instance_targets(label: int, targets: int) -> list[int]:
     return [(label + k) % 10 for k in range(1, 10)][:targets]
 
 
+def counted_queries(queries: int, uncounted: int) -> int:
+    """The queries a run reports when its first ``uncounted`` (initial) queries are free (spec
+    E3): a success among them took none of the budget, so it reports 0, not a negative count."""
+    return max(queries - uncounted, 0)
+
+
 def run_id(dataset: str, image: int, target: int, method: str) -> str:
     return f"{dataset}/i{image}/t{target}/{method}"
 
@@ -266,7 +272,7 @@ def run_worker(spec: RunSpec, attack=None) -> dict:
     result = execute(attack, oracle, seed=spec.seed)
     record = {
         "success": result.success,
-        "queries": result.queries - uncounted,
+        "queries": counted_queries(result.queries, uncounted),
         "stopped_by": result.stopped_by,
         "best_objective": result.best_objective,
         "seconds": round(time.perf_counter() - started, 3),

@@ -19,7 +19,7 @@ def method_row(records: list[dict]) -> dict:
     row = {
         "instances": len(records),
         "successes": len(queries),
-        "asr": 100.0 * len(queries) / len(records) if records else float("nan"),
+        "asr": 100.0 * len(queries) / len(records) if records else None,
         "max": max(queries) if queries else None,
         "mean": float(np.mean(queries)) if queries else None,
         "median": float(np.median(queries)) if queries else None,
