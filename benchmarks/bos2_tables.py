@@ -41,7 +41,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from bos2_variants import sign_test, stored
-from frontierbo.attack.experiment import chosen_images
+from frontierbo.attack.experiment import chosen_images, instance_targets
 from frontierbo.attack.summary import METHOD_LABELS, ORDERING_LABELS, method_row, orderings
 from frontierbo.experiments.store import ResultStore
 from frontierbo.io import atomic_output, write_text_atomic
@@ -89,8 +89,7 @@ def run_order_prefix(runs: dict, image_order: list[int]) -> list[tuple[int, int]
         if not begun:
             return prefix
         label = next(iter(begun[0].values()))["config"]["label"]
-        for k in range(1, 10):
-            target = (label + k) % 10
+        for target in instance_targets(label, 9):
             if not all(m in runs.get((image, target), {}) for m in GP):
                 return prefix
             prefix.append((image, target))
