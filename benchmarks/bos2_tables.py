@@ -149,8 +149,9 @@ def cost_left(finished: list[dict], left: int) -> str:
     means = "; ".join(f"{label} {np.mean(s):.0f} s" for label, s in by_outcome.items() if s)
     machines = len({r["machine"] for r in runs if "machine" in r})
     mixed = f"; records of {machines} machines, whose cores differ in speed" if machines > 1 else ""
+    hours = round(left * per_instance / 3600)
     return (
-        f", about {left * per_instance / 3600:.0f} core-hours at the mean of the "
+        f", about {hours} core-hour{'' if hours == 1 else 's'} at the mean of the "
         f"{len(finished)} done in run order "
         f"({per_instance:.0f} s per instance for the three GP attacks; one GP attack's mean: "
         f"{means}{mixed})"

@@ -98,6 +98,9 @@ def test_cost_left_prices_failures_and_successes_apart():
     # (2 700 + 180) / 2 = 1 440 s per instance, 4 left: 1.6 core-hours, printed as 2
     assert line == (", about 2 core-hours at the mean of the 2 done in run order (1440 s per "
                     "instance for the three GP attacks; one GP attack's mean: a success 60 s; a failure (run to T) 900 s)")  # fmt: skip
+    # 1 left: 0.4 core-hours, printed as 0; 3 left: 1.2, printed as 1 core-hour, singular
+    assert bos2_tables.cost_left(finished, 1).startswith(", about 0 core-hours at the mean")
+    assert bos2_tables.cost_left(finished, 3).startswith(", about 1 core-hour at the mean")
 
 
 def test_progress_names_whole_and_partial_images_filled_from_both_ends(tmp_path):
