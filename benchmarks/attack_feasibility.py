@@ -13,7 +13,7 @@ Its purpose is to explain the gap between our ASR and the thesis's (docs/bos2-at
 which shrinks the image towards 0 and lets the perturbation leave the ball.
 
 Run: ``python benchmarks/attack_feasibility.py [--dataset mnist] [--images 10]
-[--sides 6,10,14,18,full] [--modes clip,rescale]`` (the attack extra; about 10 s per 90
+[--sides 6,10,14,18,full] [--modes clip,rescale] [--per-instance out.json]`` (the attack extra; about 10 s per 90
 MNIST instances and side).
 """
 
@@ -22,9 +22,12 @@ from __future__ import annotations
 import argparse
 import time
 
+from frontierbo.io import write_json_atomic
 
-def feasibility(dataset: str, images: int, side, mode: str) -> tuple[int, int]:
-    """(reached, instances) over the first ``images`` images x 9 targets."""
+
+def feasibility(dataset: str, images: int, side, mode: str) -> dict[str, bool]:
+    """Whether PGD reached each instance of the first ``images`` images x 9 targets, keyed by
+    the reproduction's instance id (``cifar10/i0/t4``, as in its run ids)."""
     from frontierbo.attack import experiment as ex
     from frontierbo.attack.base import execute
     from frontierbo.attack.oracle import QueryOracle
@@ -33,15 +36,15 @@ def feasibility(dataset: str, images: int, side, mode: str) -> tuple[int, int]:
     victim = ex._victim(dataset)
     pixels, labels = ex._test_images(dataset)
     attack = WhiteBoxPGD(victim, side=side)
-    reached = total = 0
+    reached = {}
     for image in ex.chosen_images(dataset, 0)[:images]:
         for target in ex.instance_targets(int(labels[image]), 9):
             oracle = QueryOracle(
                 victim, pixels[image], target, ex.DELTA_MAX[dataset], budget=1, range_mode=mode
             )
-            reached += execute(attack, oracle, seed=ex.seed_for(0, dataset, image, target)).success
-            total += 1
-    return reached, total
+            result = execute(attack, oracle, seed=ex.seed_for(0, dataset, image, target))
+            reached[f"{dataset}/i{image}/t{target}"] = bool(result.success)
+    return reached
 
 
 def main() -> None:
@@ -50,6 +53,12 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=10)
     parser.add_argument("--sides", default="6,10,14,18,full")
     parser.add_argument("--modes", default="clip,rescale")
+    parser.add_argument(
+        "--per-instance",
+        metavar="PATH",
+        help="also write {mode: {side: {instance: reached}}} as JSON, to set against the "
+        "black-box attacks' records instance by instance",
+    )
     args = parser.parse_args()
 
     import torch
@@ -58,15 +67,20 @@ def main() -> None:
     sides = [None if s == "full" else int(s) for s in args.sides.split(",")]
     print(f"{args.dataset}, first {args.images} images x 9 targets, white-box PGD reached:")
     print(f"{'mode':>8} {'side':>5} {'reached':>9} {'fraction':>9} {'seconds':>8}")
+    per_instance: dict[str, dict[str, dict[str, bool]]] = {}
     for mode in args.modes.split(","):
         for side in sides:
             start = time.perf_counter()
-            reached, total = feasibility(args.dataset, args.images, side, mode)
+            outcome = feasibility(args.dataset, args.images, side, mode)
+            per_instance.setdefault(mode, {})[str(side or "full")] = outcome
+            reached, total = sum(outcome.values()), len(outcome)
             print(
                 f"{mode:>8} {side or 'full':>5} {reached:>4}/{total:<4} {reached / total:>9.1%} "
                 f"{time.perf_counter() - start:>8.1f}",
                 flush=True,
             )
+    if args.per_instance:
+        write_json_atomic(args.per_instance, per_instance)
 
 
 if __name__ == "__main__":

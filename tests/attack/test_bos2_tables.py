@@ -188,3 +188,20 @@ def test_run_order_stops_at_the_first_image_not_begun(tmp_path):
     assert "Not counted above: 1 instance finished out of run order" in bos2_tables.summary(
         runs, "MNIST, clip", "mnist", [1, 2, 3]
     )
+
+
+def test_paired_successes_counts_discordant_instances_and_their_exact_mcnemar_p():
+    def pair(a: bool, b: bool) -> dict:
+        return {"bos2": {"success": a}, "bayesopt": {"success": b}}
+
+    # only BOS² on 5, only BayesOpt on 1, both on 3, neither on 2: the 3 and 2 carry no weight
+    records = [pair(True, False)] * 5 + [pair(False, True)] + [pair(True, True)] * 3
+    records += [pair(False, False)] * 2
+    line = bos2_tables.paired_successes(records, pairs=(("bos2", "bayesopt"),))
+    # two-sided exact binomial on 5 of 6: 2 * (1 + 6) / 64 = 0.21875
+    assert line == "BOS² 5 against BayesOpt 1 (p = 0.22)"
+    # a pair the records do not hold is left out, not counted as failures
+    assert bos2_tables.paired_successes(records, pairs=(("bos2", "genattack"),)) == ""
+    assert bos2_tables.paired_successes([pair(True, True)], pairs=(("bos2", "bayesopt"),)) == (
+        "BOS² 0 against BayesOpt 0 (p = 1)"
+    )
