@@ -13,8 +13,9 @@ Its purpose is to explain the gap between our ASR and the thesis's (docs/bos2-at
 which shrinks the image towards 0 and lets the perturbation leave the ball.
 
 Run: ``python benchmarks/attack_feasibility.py [--dataset mnist] [--images 10]
-[--sides 6,10,14,18,full] [--modes clip,rescale] [--per-instance out.json]`` (the attack extra; about 10 s per 90
-MNIST instances and side).
+[--sides 6,10,14,18,full] [--modes clip,rescale] [--per-instance out.json]`` (the attack
+extra; about 10 s per 90 MNIST instances and side). ``--per-instance`` also writes whether each
+instance was reached, keyed by the reproduction's instance ids.
 """
 
 from __future__ import annotations

@@ -181,8 +181,10 @@ def write_figures(result: dict, out: Path) -> list[Path]:
     return paths
 
 
-def _save(fig: Figure, path: Path) -> Path:
-    fig.tight_layout(pad=0.3)
+def _save(fig: Figure, path: Path, rect=(0, 0, 1, 1)) -> Path:
+    """Lay the axes out inside ``rect`` (figure fractions; the rest is left to a figure legend)
+    and write the PNG atomically."""
+    fig.tight_layout(pad=0.3, rect=rect)
     with atomic_output(path) as tmp:
         fig.savefig(tmp, format="png", dpi=DPI)
     return path
@@ -212,11 +214,8 @@ def _cdf_figure(result: dict, path: Path) -> Path:
             ax.set_xlabel("queries")
             ax.set_ylabel("instances succeeded (%)")
             ax.grid(True, alpha=0.3, linewidth=0.5)
-        fig.tight_layout(pad=0.3, rect=(0, 0.18, 1, 1))
         fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=3, frameon=False)
-        with atomic_output(path) as tmp:
-            fig.savefig(tmp, format="png", dpi=DPI)
-        return path
+        return _save(fig, path, rect=(0, 0.18, 1, 1))
 
 
 def _examples_figure(result: dict, path: Path) -> Path:
