@@ -21,6 +21,7 @@ import json
 
 import numpy as np
 
+from bos2_variants import stored
 from frontierbo.attack import experiment as ex
 
 ATTACKS = ("bos2", "bos2-nostop", "bayesopt", "genattack")
@@ -46,6 +47,12 @@ def clipped_targets(rng: np.random.Generator) -> dict[str, tuple[bool, float]]:
     return out
 
 
+def instance(key: str) -> tuple[int, int]:
+    """``cifar10/i3/t5`` -> (3, 5), the key of ``bos2_variants.stored``."""
+    _, image, target = key.split("/")
+    return int(image[1:]), int(target[1:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--store", default="docs/records/bos2-cifar10-clip.jsonl")
@@ -56,11 +63,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    success = {}
-    with open(args.store) as f:
-        for line in f:
-            record = json.loads(line)
-            success[record["run_id"]] = record["success"]
+    runs = stored(args.store, "cifar10")
     with open(args.reachable) as f:
         reachable = json.load(f)["clip"]["18"]
     clipped = clipped_targets(np.random.default_rng(args.seed))
@@ -74,7 +77,7 @@ def main() -> None:
         cells = []
         for want in (True, False):
             keys = [k for k, (c, _) in clipped.items() if c == want and reachable[k]]
-            solved = sum(success[f"{k}/{attack}"] for k in keys)
+            solved = sum(runs[instance(k)][attack]["success"] for k in keys)
             cells.append(f"{solved:>3}/{len(keys):<3} ({solved / len(keys):>4.0%})")
         print(f"{attack:>12} | {cells[0]:>15} | {cells[1]:>15}")
 

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binomtest
 
-from bos2_variants import sign_test, stored
+from bos2_variants import sign_p, sign_test, stored
 from frontierbo.attack.experiment import chosen_images, instance_targets
 from frontierbo.attack.summary import METHOD_LABELS, ORDERING_LABELS, method_row, orderings
 from frontierbo.experiments.store import ResultStore
@@ -198,8 +198,8 @@ def paired_successes(records: list[dict], pairs=ASR_PAIRS) -> str:
             continue
         only_a = sum(r[a]["success"] and not r[b]["success"] for r in records)
         only_b = sum(r[b]["success"] and not r[a]["success"] for r in records)
-        p = binomtest(only_a, only_a + only_b).pvalue if only_a + only_b else 1.0
-        parts.append(f"{COLUMNS[a]} {only_a} against {COLUMNS[b]} {only_b} (p = {p:.2g})")
+        parts.append(f"{COLUMNS[a]} {only_a} against {COLUMNS[b]} {only_b} "
+                     f"(p = {sign_p(only_a, only_b):.2g})")  # fmt: skip
     return "; ".join(parts)
 
 

@@ -122,11 +122,17 @@ def save(path: str, name: str, key: str, result: dict) -> None:
     os.replace(tmp, path)
 
 
+def sign_p(wins: int, losses: int) -> float:
+    """Two-sided exact sign-test p of ``wins`` against ``losses`` (ties left out); 1 with no
+    pair. On paired successes it is the exact McNemar test."""
+    return binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
+
+
 def sign_test(first: list, second: list) -> str:
     """How often ``second`` needed fewer / more queries than ``first`` where both succeeded."""
     pairs = [(a, b) for a, b in zip(first, second, strict=True) if a is not None and b is not None]
     fewer, more = sum(b < a for a, b in pairs), sum(b > a for a, b in pairs)
-    p = binomtest(fewer, fewer + more).pvalue if fewer + more else 1.0
+    p = sign_p(fewer, more)
     return f"on {len(pairs)} solved by both: fewer queries on {fewer}, more on {more} (p = {p:.2g})"
 
 
