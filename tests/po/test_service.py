@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import sqlite3
@@ -108,7 +109,8 @@ def test_every_endpoint_needs_a_valid_token(service):
     store.revoke_modeler("eve")
     r = httpx.get(server.url + "/health", headers=server.auth(tokens["eve"]))
     assert r.status_code == 401
-    assert any(a["outcome"] == "bad or revoked token" for a in store.audit())
+    # unauthenticated refusals are counted, one audit line per endpoint and outcome at a time
+    assert any(a["outcome"].startswith("bad or revoked token ×") for a in store.audit())
 
 
 def test_bad_rows_get_422_and_cost_nothing(service):
@@ -171,6 +173,55 @@ def test_no_endpoint_returns_a_row_of_x_and_no_token_is_logged_or_stored(service
     for token in tokens.values():
         assert token not in log
         assert token.encode() not in db
+
+
+def _raw_request(server, head: str, chunks=()) -> tuple[bytes, int, float]:
+    """Send ``head`` and then ``chunks`` until the server answers; (the answer's first bytes,
+    body bytes sent, seconds until the answer)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        start = time.perf_counter()
+        s.sendall(head.encode())
+        sent = 0
+        for chunk in chunks:
+            if select.select([s], [], [], 0.001)[0]:
+                break
+            s.sendall(chunk)
+            sent += len(chunk)
+        answer = s.recv(4096)
+        return answer, sent, time.perf_counter() - start
+
+
+def test_a_large_body_gets_413_before_it_is_read(service):
+    server, tokens, _, _ = service
+    head = (f"POST /query HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tokens['alice']}\r\n"
+            "Content-Type: application/json\r\n")  # fmt: skip
+    # a 10 MB Content-Length and no byte of the body sent: the answer cannot have read it
+    answer, _, seconds = _raw_request(server, head + "Content-Length: 10000000\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+    assert seconds < 1.0
+    # chunked, no Content-Length: refused once 64 KiB have arrived, long before 10 MB
+    chunk = b"2000\r\n" + b"7" * 0x2000 + b"\r\n"
+    answer, sent, seconds = _raw_request(
+        server, head + "Transfer-Encoding: chunked\r\n\r\n", [chunk] * 1280
+    )
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+    assert sent < 5_000_000 and seconds < 5.0
+
+
+def test_a_token_in_a_url_gets_400_and_never_reaches_the_log(service):
+    server, tokens, _, _ = service
+    token = tokens["alice"]
+    for url in (f"/health?token={token}", f"/release?access_token={token}",
+                f"/dashboard?x={token}", f"/nowhere?t={token}"):  # fmt: skip
+        r = httpx.get(server.url + url, headers=server.auth(token))
+        assert r.status_code == 400 and token not in r.text
+    r = httpx.get(server.url + f"/health?token={token}")  # without a header: 400 as well
+    assert r.status_code == 400
+    deadline = time.monotonic() + 5
+    while '"GET /nowhere HTTP/1.1" 400' not in server.log.read_text():  # logged, without query
+        assert time.monotonic() < deadline, server.log.read_text()[-2000:]
+        time.sleep(0.05)
+    assert token not in server.log.read_text()
 
 
 def test_twenty_concurrent_modelers_are_accounted_exactly(service):
@@ -313,7 +364,7 @@ def test_a_release_is_made_once_and_never_for_other_data(tmp_path):
 
 def test_the_curator_dashboard_updates_after_a_query_in_chromium(service):
     """The page renders the modelers' progress for a viewer and follows a new query; a
-    modeler's token cannot read it (modelers must not see each other)."""
+    modeler's token cannot read it (403: modelers must not see each other)."""
     import shutil
 
     if shutil.which("chromium") is None:
@@ -345,5 +396,5 @@ def test_the_curator_dashboard_updates_after_a_query_in_chromium(service):
         assert page.text_content("#audit tbody tr td:nth-child(4)") == "12"  # newest first
         modeler = chrome.new_page()
         modeler.goto(f"{server.url}/dashboard#token={tokens['alice']}")
-        modeler.wait_for_function("document.getElementById('status').textContent.includes('401')")
+        modeler.wait_for_function("document.getElementById('status').textContent.includes('403')")
         chrome.close()

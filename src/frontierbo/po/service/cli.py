@@ -131,10 +131,12 @@ def _store(db, create: bool = False):
 
 def _serve(args) -> str:
     _need_service_extra()
+    import logging
+
     import uvicorn
 
     from frontierbo._validation import check_int
-    from frontierbo.po.service.app import create_app
+    from frontierbo.po.service.app import AccessLogWithoutQuery, create_app
     from frontierbo.po.service.curator import CuratorService, prepare
 
     check_int(args.port, "port (--port)", low=0, high=65535)
@@ -153,7 +155,10 @@ def _serve(args) -> str:
         f"http://{args.host}:{args.port}/dashboard#token=<a viewer's token>",
         flush=True,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info")
+    # after Config, which configures uvicorn's loggers: the access log prints no query string
+    logging.getLogger("uvicorn.access").addFilter(AccessLogWithoutQuery())
+    uvicorn.Server(config).run()
     return ""
 
 

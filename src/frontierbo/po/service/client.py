@@ -66,8 +66,10 @@ class HTTPCurator:
         detail = body.get("detail")
         if response.status_code == 401:
             raise PermissionError(f"the curator refused the token: {detail}")
-        if response.status_code == 403:
+        if response.status_code == 403 and "remaining" in body:
             raise BudgetExhaustedError(f"the curator refused the query: {detail}")
+        if response.status_code == 403:  # a viewer's token: not a modeler's
+            raise PermissionError(f"the curator refused the token: {detail}")
         raise ValueError(f"the curator answered {response.status_code}: {detail}")
 
     def release(self) -> dict:

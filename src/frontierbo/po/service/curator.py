@@ -3,9 +3,10 @@
 :func:`prepare` reads the private table and makes the release exactly once per database (a
 restart serves the stored release: the privacy budget is never spent twice).
 :class:`CuratorService` answers the four requests of the protocol, each in one database
-transaction that authenticates the token, checks the budget, answers and appends the audit
-line together (see :mod:`frontierbo.po.service.store`). It returns ``(status, body)`` pairs; the
-web layer (:mod:`frontierbo.po.service.app`) only maps them to HTTP.
+transaction that authenticates the token, checks its role (:data:`ACCESS`) and the budget,
+answers and appends the audit line together (see :mod:`frontierbo.po.service.store`). It
+returns ``(status, body)`` pairs; the web layer (:mod:`frontierbo.po.service.app`) only maps
+them to HTTP.
 """
 
 from __future__ import annotations
@@ -27,12 +28,31 @@ from frontierbo.po.service.privacy import (
     read_bounds,
     session_ledger,
 )
-from frontierbo.po.service.store import CuratorStore, StoreError, log, token_sha256
+from frontierbo.po.service.store import (
+    CuratorStore,
+    RefusalCounter,
+    StoreError,
+    log,
+    token_sha256,
+)
 
 MECHANISMS = ("random-projection", "gaussian")
 #: Release parameters a modeler may see (never the data-dependent ones such as singular values).
 PUBLIC_INFO = ("epsilon", "delta", "r", "noise_std")
 DENIED = "missing, unknown or revoked token"
+#: Who may call what. A modeler reads its own release, answers and ledger; a viewer reads the
+#: dashboard's data (every modeler's progress) and nothing that is a modeler's; both may call
+#: /health, which shows the caller's own budget only (a viewer has none).
+ACCESS = {
+    "/health": ("modeler", "viewer"),
+    "/release": ("modeler",),
+    "/query": ("modeler",),
+    "/ledger": ("modeler",),
+    "/dashboard/data": ("viewer",),
+}
+#: The audit log's endpoint for an unauthenticated request to any other path (the counted
+#: refusals are kept per endpoint: arbitrary paths must not make the counter grow).
+OTHER_PATH = "(other path)"
 #: Release settings newer than the first service, with the value a database made before had.
 ADDED_SETTINGS = {"privacy": "paper", "bounds": None, "answer_epsilon": None,
                   "hyperparameters": None, "delta_slack": None}  # fmt: skip
@@ -51,6 +71,12 @@ class Served:
     def answer(self, row: int) -> float:
         value = float(self.values[row])
         return value if self.noise is None else self.noise.answer(value)
+
+
+def forbidden(role: str, endpoint: str) -> str:
+    why = ("the dashboard shows every modeler's queries: it needs a viewer's token"
+           if role == "modeler" else "a viewer reads the dashboard's data only")  # fmt: skip
+    return f"a {role}'s token may not call {endpoint} ({why})"
 
 
 def file_sha256(path) -> str:
@@ -248,61 +274,93 @@ class CuratorService:
     def __init__(self, store: CuratorStore, served: Served):
         self.store, self.served = store, served
         self.n = int(served.Z.shape[0])
+        self.refusals = RefusalCounter(store)
 
     def _modeler(self, c, token: str | None):
+        """(id, name, budget, used, role) of an active token, or None."""
         if not token:
             return None
-        row = c.execute(
-            "SELECT id, name, budget, used, revoked FROM curator_modelers WHERE token_sha256 = ?",
+        return c.execute(
+            "SELECT id, name, budget, used, role FROM curator_modelers "
+            "WHERE token_sha256 = ? AND revoked = 0",
             (token_sha256(token),),
         ).fetchone()
-        return None if row is None or row[4] else row
 
-    def _authorised(self, c, token, endpoint: str, row=None):
-        modeler = self._modeler(c, token)
-        if modeler is None:
-            outcome = "no token" if not token else "bad or revoked token"
-            log(c, None, endpoint, row, outcome, 401)
-        return modeler
+    def _check(self, c, token, endpoint: str, row=None):
+        """``(modeler row, None)`` if ``token`` is active and its role may call ``endpoint``,
+        else ``(None, (status, body))``, audited in the caller's transaction. (The web layer has
+        refused such requests already; this is the same rule for callers of this class and for a
+        token revoked in between.)"""
+        m = self._modeler(c, token)
+        if m is None:
+            log(c, None, endpoint, row, "no token" if not token else "bad or revoked token", 401)
+            return None, (401, {"detail": DENIED})
+        if m[4] not in ACCESS[endpoint]:
+            log(c, m[1], endpoint, row, f"refused to a {m[4]}", 403)
+            return None, (403, {"detail": forbidden(m[4], endpoint)})
+        return m, None
 
-    def check_token(self, token: str | None, endpoint: str) -> bool:
-        """Whether ``token`` belongs to an active modeler; a failure is audited (the web layer
-        calls this before it reads any body, so every unauthenticated request gets 401)."""
-        known = token is not None and bool(
-            self.store.read(
-                "SELECT 1 FROM curator_modelers WHERE token_sha256 = ? AND revoked = 0",
-                (token_sha256(token),),
-            )
+    def admit(self, token: str | None, endpoint: str) -> tuple[int, dict | None, tuple | None]:
+        """Before a request is routed or its body read: ``(200, None, (name, role))``, or the
+        refusal ``(401 or 403, body, None)``. ``endpoint`` is a path of :data:`ACCESS` or any
+        other (then only authentication is checked; the router answers 404). An
+        unauthenticated refusal is only counted (:class:`RefusalCounter`): a flood of bad tokens
+        takes no write lock per request and adds a bounded number of audit lines."""
+        rows = token and self.store.read(
+            "SELECT name, role FROM curator_modelers WHERE token_sha256 = ? AND revoked = 0",
+            (token_sha256(token),),
         )
-        if not known:
+        if not rows:
             outcome = "no token" if not token else "bad or revoked token"
-            with self.store.transaction() as c:
-                log(c, None, endpoint[:100], None, outcome, 401)
-        return known
+            self.refusals.add(endpoint if endpoint in ACCESS else OTHER_PATH, outcome, 401)
+            return 401, {"detail": DENIED}, None
+        name, role = rows[0]
+        if endpoint in ACCESS and role not in ACCESS[endpoint]:
+            self.record(name, endpoint, f"refused to a {role}", 403)
+            return 403, {"detail": forbidden(role, endpoint)}, None
+        return 200, None, (name, role)
+
+    def record(self, name: str | None, endpoint: str, outcome: str, status: int) -> None:
+        """Audit a refusal made outside the four requests (a body too large or invalid): one
+        line for a known caller ``name``; counted like every unauthenticated refusal if None."""
+        if name is None:
+            self.refusals.add(endpoint, outcome, status)
+            return
+        with self.store.transaction() as c:
+            log(c, name, endpoint[:100], None, outcome, status)
+
+    def flush_refusals(self) -> None:
+        """Write the unauthenticated refusals counted so far (the app calls this every few
+        seconds and at shutdown)."""
+        self.refusals.flush()
 
     def _read(self, token, endpoint: str, outcome: str):
-        """Authenticate and audit a request that reads: the modeler's row, or None (401)."""
+        """Authenticate and audit a request that reads: ``(modeler row, None)`` or the
+        refusal ``(None, (status, body))``."""
         with self.store.transaction() as c:
-            m = self._authorised(c, token, endpoint)
+            m, refused = self._check(c, token, endpoint)
             if m is not None:
                 log(c, m[1], endpoint, None, outcome, 200)
-        return m
+        return m, refused
 
     def health(self, token: str | None) -> tuple[int, dict]:
-        m = self._read(token, "/health", "ok")
-        if m is None:
-            return 401, {"detail": DENIED}
-        return 200, {"status": "ok", "modeler": m[1], "remaining": m[2] - m[3]}
+        """For a modeler or a viewer: its own name, role and remaining budget (a viewer has
+        none), never another's."""
+        m, refused = self._read(token, "/health", "ok")
+        if refused:
+            return refused
+        return 200, {"status": "ok", "modeler": m[1], "role": m[4], "remaining": m[2] - m[3]}
 
     def release(self, token: str | None) -> tuple[int, dict]:
-        if self._read(token, "/release", "released") is None:
-            return 401, {"detail": DENIED}
+        m, refused = self._read(token, "/release", "released")
+        if refused:
+            return refused
         return 200, {"Z": self.served.Z.tolist(), **self.served.public}
 
     def ledger(self, token: str | None) -> tuple[int, dict]:
-        m = self._read(token, "/ledger", "ok")
-        if m is None:
-            return 401, {"detail": DENIED}
+        m, refused = self._read(token, "/ledger", "ok")
+        if refused:
+            return refused
         entries = self.store.ledger()
         noise = self.served.noise
         release = [e for e in entries if not e["label"].startswith("answers")]
@@ -315,9 +373,9 @@ class CuratorService:
     def query(self, token: str | None, row: int, request_id: str | None) -> tuple[int, dict]:
         """Answer row ``row``; a repeated ``request_id`` gets its first answer again, free."""
         with self.store.transaction() as c:
-            m = self._authorised(c, token, "/query", row)
-            if m is None:
-                return 401, {"detail": DENIED}
+            m, refused = self._check(c, token, "/query", row)
+            if refused:
+                return refused
             mid, name, budget, used = m[0], m[1], m[2], m[3]
             if request_id is not None:
                 done = c.execute(

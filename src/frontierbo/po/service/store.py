@@ -14,7 +14,10 @@ name with the sha256 of their token, never the token; every answer (row and valu
 and request id, so a retried request gets the same answer without being charged twice; ledger
 entries (the guarantee of each release of private information, with what it covers); and the
 audit log (time, modeler, endpoint, row, outcome, HTTP status), which triggers make
-append-only. The private inputs ``X`` are never stored.
+append-only. Refusals of unauthenticated requests are counted in memory and appended as one
+line per endpoint and outcome at most every few seconds (:class:`RefusalCounter`), so a flood
+of bad tokens neither grows the file per request nor takes the write lock per request. The
+private inputs ``X`` are never stored.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import secrets
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -270,3 +275,42 @@ def log(c: sqlite3.Connection, modeler, endpoint: str, row, outcome: str, status
         "VALUES (?, ?, ?, ?, ?, ?)",
         (time.time(), modeler, endpoint, row, outcome, status),
     )
+
+
+class RefusalCounter:
+    """Refusals of requests without a valid token, counted in memory and appended to the audit
+    log as one line per ``(endpoint, outcome, status)``: outcome ``"bad or revoked token ×812"``
+    is 812 refusals since that key's previous line, ``at`` the time of writing, modeler and row
+    NULL.
+
+    One line per refused request would let anyone grow the database and hold the write lock
+    (stalling every modeler) without a token; here a refusal costs a dictionary increment. A
+    key's first refusal in ``window`` seconds is written at once (with whatever else is
+    pending); the ones after it wait for :meth:`flush`, which the app calls every ``window``
+    seconds and at shutdown (a SIGKILL loses at most one window's counts). So each key gets at
+    most two lines per window, and the keys are few (the app maps unknown paths to one)."""
+
+    def __init__(self, store: CuratorStore, window: float = 10.0):
+        self.store, self.window = store, float(window)
+        self._counts: Counter = Counter()
+        self._written: dict[tuple, float] = {}  # key: when its last line was written
+        self._lock = threading.Lock()  # not the store's: counting never waits for a writer
+
+    def add(self, endpoint: str, outcome: str, status: int) -> None:
+        key = (endpoint, outcome, status)
+        with self._lock:
+            self._counts[key] += 1
+            due = time.monotonic() - self._written.get(key, -math.inf) >= self.window
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        """Append the pending counts, one line per key."""
+        with self._lock:
+            counts, self._counts = self._counts, Counter()
+            now = time.monotonic()
+            self._written.update(dict.fromkeys(counts, now))
+        if counts:
+            with self.store.transaction() as c:
+                for (endpoint, outcome, status), n in sorted(counts.items()):
+                    log(c, None, endpoint, None, f"{outcome} ×{n}", status)
