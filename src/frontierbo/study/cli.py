@@ -12,10 +12,46 @@ another machine) can be driven by BO::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import math
+import re
+import sys
+import warnings
 from pathlib import Path
 
 STORAGE_HELP = "the study database: a SQLite file, or a database URL (default study.db)"
+
+#: What argparse must take as a (negative) number, not as an option: its own matcher only
+#: knows -3 and -0.5, so ``--value -1e3`` was "expected one argument". -inf / -nan parse too,
+#: to be refused by the option's own check with its name.
+NEGATIVE_NUMBER = re.compile(
+    r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE
+)
+
+
+def _negative_numbers(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Let ``parser``'s options take any negative number (none of its flags looks like one)."""
+    parser._negative_number_matcher = NEGATIVE_NUMBER
+    return parser
+
+
+def finite_float(flag: str):
+    """An argparse ``type``: a finite number, else one error naming ``flag``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(
+                f"{flag} must be a finite number (e.g. 3.2, -1e3), got {text!r}"
+            )
+        return value
+
+    parse.__name__ = "finite number"
+    return parse
 
 
 def add_commands(top: argparse._SubParsersAction) -> None:
@@ -33,17 +69,23 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         "index and feature values by column name. Evaluate it, then tell the value.",
     )
     _storage_arguments(ask)
-    ask.set_defaults(handler=_ask)
+    ask.set_defaults(handler=_cli_errors(_ask))
 
     tell = top.add_parser(
         "tell",
         help="tell a study the value of a trial",
         description="Record the value measured for a pending trial (once per trial).",
     )
+    _negative_numbers(tell)
     _storage_arguments(tell)
     tell.add_argument("--trial", type=int, required=True, help="the trial number from ask")
-    tell.add_argument("--value", type=float, required=True, help="the measured value")
-    tell.set_defaults(handler=_tell)
+    tell.add_argument(
+        "--value",
+        type=finite_float("--value"),
+        required=True,
+        help="the measured value (a finite number; negative ones as -3, -0.5 or -1e3)",
+    )
+    tell.set_defaults(handler=_cli_errors(_tell))
 
 
 def _storage_arguments(parser) -> None:
@@ -62,12 +104,13 @@ def _add_create(study) -> None:
     )
     create.add_argument("--candidates", required=True, help="CSV file, one candidate per row")
     create.add_argument("--features", nargs="+", default=None, help="feature columns (all)")
+    _negative_numbers(create)
     create.add_argument("--storage", default="study.db", help=STORAGE_HELP)
     create.add_argument("--name", default="default", help="study name (default)")
     create.add_argument(
         "--algorithm",
         choices=sorted(available_samplers()),
-        default="gp-ei",
+        default=None,
         help="sampler (gp-ei: expected improvement; gp-ucb, random); the systems' algorithms need settings, e.g. q-gp-ucb, "
         "po-gp-ucb (candidates = the curator's release), ata-gp-ucb --set horizon=200 "
         "--set B=1 --set R=1 --set epsilon=1 (tells privatised by the telling process)",
@@ -81,38 +124,64 @@ def _add_create(study) -> None:
         help="a setting of the algorithm, e.g. beta=2 or n_initial=5 (repeatable)",
     )
     create.add_argument(
-        "--direction", choices=("maximize", "minimize"), default="maximize", help="(maximize)"
+        "--direction", choices=("maximize", "minimize"), default=None, help="(maximize)"
     )
-    create.add_argument("--seed", type=int, default=0, help="seed of the study (0)")
+    create.add_argument("--seed", type=int, default=None, help="seed of the study (0)")
     create.add_argument(
         "--pending-timeout",
         type=float,
         default=None,
         metavar="SECONDS",
-        help="offer a trial again when it stays pending this long (default: never)",
+        help="offer a trial again when it stays pending this long, its worker presumably dead "
+        "(default 86400, a day; inf: never); with --load-if-exists it replaces the stored one",
     )
     create.add_argument(
-        "--load-if-exists", action="store_true", help="reuse a study of that name (same rows)"
+        "--load-if-exists",
+        action="store_true",
+        help="reuse a study of that name: same rows; --algorithm, --set, --direction, --seed "
+        "and --features, if given, must be what it was created with",
     )
-    create.set_defaults(handler=_create)
+    create.set_defaults(handler=_cli_errors(_create))
 
 
 def _add_show(study) -> None:
     show = study.add_parser("show", help="table of the trials and the best so far")
     _storage_arguments(show)
     show.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    show.set_defaults(handler=_show)
+    show.set_defaults(handler=_cli_errors(_show))
 
 
 def _add_plot(study) -> None:
     plot = study.add_parser("plot", help="best value so far against trials (PNG)")
     _storage_arguments(plot)
     plot.add_argument("--out", type=Path, default=Path("best.png"), help="PNG file (best.png)")
-    plot.set_defaults(handler=_plot)
+    plot.set_defaults(handler=_cli_errors(_plot))
 
 
 # -- handlers ---------------------------------------------------------------------------------------
-def _settings(pairs: list[str]) -> dict:
+def _cli_errors(handler):
+    """``handler`` with the study's errors in the shell's words: an error about ``storage``
+    or ``pending_timeout`` (the Python parameters) names ``--storage`` / ``--pending-timeout``
+    (the flags)."""
+
+    @functools.wraps(handler)
+    def run(args):
+        try:
+            return handler(args)
+        except (ValueError, FileNotFoundError) as exc:
+            text = str(exc)
+            for name in ("storage", "pending_timeout"):
+                if text.startswith(f"{name} ") and len(exc.args) == 1:
+                    flag = "--" + name.replace("_", "-")
+                    raise type(exc)(flag + text[len(name) :]) from exc
+            raise
+
+    return run
+
+
+def _settings(pairs: list[str]) -> dict | None:
+    if not pairs:  # none given: a new study's defaults, a loaded study's own
+        return None
     out = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
@@ -147,23 +216,34 @@ def _create(args) -> str:
     from frontierbo.study.study import create_study
 
     X, names = read_candidates(args.candidates, args.features)
-    study = create_study(
-        X,
-        storage=args.storage,
-        algorithm=args.algorithm,
-        settings=_settings(args.settings),
-        name=args.name,
-        columns=names,
-        direction=args.direction,
-        seed=args.seed,
-        pending_timeout=args.pending_timeout,
-        load_if_exists=args.load_if_exists,
-    )
+    with warnings.catch_warnings(record=True) as caught:  # e.g. duplicate rows: one line each
+        warnings.simplefilter("always")
+        study = create_study(
+            X,
+            storage=args.storage,
+            algorithm=args.algorithm,
+            settings=_settings(args.settings),
+            name=args.name,
+            columns=names,
+            direction=args.direction,
+            seed=args.seed,
+            pending_timeout=args.pending_timeout,
+            load_if_exists=args.load_if_exists,
+        )
+    for warning in caught:
+        print(f"frontierbo: warning: {warning.message}", file=sys.stderr)
+    timeout = _seconds(study.pending_timeout)
+    if "pending_timeout" in study.updated:
+        timeout += f" (was {_seconds(study.updated['pending_timeout'][0])})"
     return (
         f"study {study.name!r} in {study.storage.url}: {X.shape[0]} candidates, "
         f"{len(names)} features ({', '.join(names)}), algorithm {study.algorithm}, "
-        f"{len(study.trials)} trials so far"
+        f"pending timeout {timeout}, {len(study.trials)} trials so far"
     )
+
+
+def _seconds(timeout: float | None) -> str:
+    return "never" if timeout is None else f"{timeout:g} s"
 
 
 def _load(args):

@@ -20,10 +20,16 @@ Tables (portable types; ``candidates`` is a base64 ``.npy``, so no BLOB dialects
   deterministic function of the data and the seed, so a resumed or parallel study finds the
   same values).
 
-SQLite runs in WAL mode with a busy timeout, and every write takes the database's write lock
-first (``BEGIN IMMEDIATE``): an ask reads the history, chooses and inserts its trial as one
-step, so concurrent workers are serialised and never see a half-written trial. On other
-databases the transaction locks the study's row (``SELECT ... FOR UPDATE``).
+SQLite runs in WAL mode with a busy timeout of :data:`BUSY_TIMEOUT` seconds (plain paths and
+SQLAlchemy ``sqlite+...://`` URLs alike), and every write takes the database's write lock first
+(``BEGIN IMMEDIATE``): an ask reads the history, chooses and inserts its trial as one step, so
+concurrent workers are serialised and never see a half-written trial. On other databases the
+transaction locks the study's row (``SELECT ... FOR UPDATE``).
+
+A new SQLite file is created private to its owner (mode 0600; SQLite gives its ``-wal``,
+``-shm`` and ``-journal`` files the main file's mode); an existing file keeps its mode. A file
+SQLite cannot use (truncated, corrupt, not SQLite, unreadable, a directory) is one
+:class:`StorageError` naming the file and what is wrong, never a traceback.
 """
 
 from __future__ import annotations
@@ -96,6 +102,83 @@ _MIGRATE_1_TO_2 = (
 
 class StorageError(ValueError):
     """The storage is not a study database, or was written by a newer frontierbo."""
+
+
+#: SQLite's primary result codes for a file that cannot be used, and what each means for it
+_FILE_PROBLEMS = (
+    ("SQLITE_CORRUPT", "is damaged"),
+    ("SQLITE_NOTADB", "is not a SQLite database (or is truncated or corrupt)"),
+    ("SQLITE_CANTOPEN", "cannot be opened"),
+    ("SQLITE_READONLY", "cannot be written"),
+    ("SQLITE_PERM", "cannot be written"),
+    ("SQLITE_IOERR", "cannot be read or written"),
+    ("SQLITE_FULL", "cannot be written (the disk is full)"),
+    ("SQLITE_BUSY", f"is locked by another process (waited {BUSY_TIMEOUT:g} s)"),
+    ("SQLITE_LOCKED", f"is locked by another process (waited {BUSY_TIMEOUT:g} s)"),
+)
+
+
+def sqlite_file_problem(exc: BaseException, path, flag: str = "storage") -> str | None:
+    """One line naming the SQLite file ``path`` (the option ``flag``) and what is wrong with it,
+    for an error of the file (damaged, not SQLite, unreadable, locked); None for any other
+    error, e.g. of the SQL or a constraint (those are the caller's)."""
+    code = getattr(exc, "sqlite_errorname", None) or ""
+    where = f"{flag} {str(path)!r}"
+    for prefix, problem in _FILE_PROBLEMS:
+        if code == prefix or code.startswith(prefix + "_"):
+            if prefix == "SQLITE_CORRUPT":
+                truncated = _truncation(path)
+                if truncated:
+                    return f"{where} is truncated ({truncated}): {exc}"
+                return f"{where} {problem}: {exc} (restore it from a backup)"
+            return f"{where} {problem}: {exc}"
+    return None
+
+
+def _truncation(path) -> str | None:
+    """How a SQLite file is shorter than its own header says, or None."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+        size = os.path.getsize(path)
+    except OSError:
+        return None
+    if len(header) < 100:
+        return f"{size} bytes, less than SQLite's 100-byte header"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    # the header's page count is valid when its "version valid for" equals the change counter
+    if pages and header[92:96] == header[24:28] and size < page_size * pages:
+        return f"{size} bytes; its header says {page_size * pages}"
+    return None
+
+
+def create_private(path, flag: str = "storage", error=None) -> bool:
+    """Create the empty file ``path`` with mode 0600 (owner only) if it does not exist, so that
+    SQLite opens a private file (its ``-wal`` / ``-shm`` / ``-journal`` files copy the main
+    file's mode). An existing file is left as it is (True: created). A missing folder or a
+    folder that cannot be written is one error naming ``flag`` and the file."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:  # a file the user has (or another process just created)
+        return False
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(
+            f"{flag} {str(path)!r} cannot be created: its folder "
+            f"{str(Path(path).parent)!r} does not exist"
+        ) from exc
+    except NotADirectoryError as exc:
+        raise FileNotFoundError(
+            f"{flag} {str(path)!r} cannot be created: its folder {str(Path(path).parent)!r} "
+            "is not a directory"
+        ) from exc
+    except OSError as exc:
+        raise (error or StorageError)(
+            f"{flag} {str(path)!r} cannot be created: {exc.strerror or exc}"
+        ) from exc
+    os.close(fd)
+    return True
 
 
 def _sqlite_path(storage: str) -> str | None:
@@ -186,13 +269,14 @@ class Storage:
         """Raise :class:`StorageError` unless this is a study database this version can read;
         migrate it if it is older."""
         with self.transaction(write=False) as ex:
-            try:
-                rows = ex("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
-            except Exception as exc:  # not our tables: a foreign file or an empty database
+            if "frontierbo_meta" not in self._backend.table_names(ex):
+                # not our tables: a foreign file or an empty database (a damaged file is an
+                # error of its own, raised by the read)
                 raise StorageError(
                     f"storage {self.url!r} is not a frontierbo study database (create one with "
                     "frontierbo study create / frontierbo.create_study)"
-                ) from exc
+                )
+            rows = ex("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
         if not rows:
             raise StorageError(f"storage {self.url!r} has no schema version: not a study database")
         self.check_schema(int(rows[0][0]))
@@ -234,20 +318,39 @@ def connect_sqlite(path, flag: str = "storage", error=None) -> sqlite3.Connectio
     """An autocommit connection to the SQLite file ``path`` (transactions are opened
     explicitly: ``BEGIN IMMEDIATE`` for writers), shareable between threads, with a busy
     timeout, ``synchronous = NORMAL`` (in WAL mode: durable at checkpoints, never torn) and
-    foreign keys on. A directory, a missing folder or a file that is not SQLite is one clear
-    error naming ``flag`` (``error``: the class for the last, default :class:`StorageError`)."""
+    foreign keys on. A new file is created with mode 0600 (:func:`create_private`).
+
+    A file SQLite cannot use is one error naming ``flag`` and the file (``error``: its class,
+    default :class:`StorageError`): a directory, a missing folder (FileNotFoundError), a file
+    that is not SQLite, a truncated or corrupt one, one that cannot be opened."""
+    error = error or StorageError
     file = Path(path)
+    where = f"{flag} {str(path)!r}"
+    if str(path) in ("", ":memory:"):  # a private database in memory
+        return _configured(sqlite3.connect(str(path), **_CONNECT))
     if file.is_dir():
-        raise ValueError(f"{flag} must be a database file, got the directory {str(path)!r}")
-    if not file.parent.exists():
-        raise FileNotFoundError(f"{flag}: the folder of {str(path)!r} does not exist")
-    if file.exists() and file.stat().st_size > 0:
+        raise error(f"{where} is a directory, not a database file")
+    create_private(file, flag, error)
+    try:
         with open(file, "rb") as fh:
-            if fh.read(16) != b"SQLite format 3\x00":
-                raise (error or StorageError)(f"{flag} {str(path)!r} is not a SQLite database")
-    conn = sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
-    )
+            head = fh.read(16)
+    except OSError as exc:
+        raise error(f"{where} cannot be opened: {exc.strerror or exc}") from exc
+    if head and head != b"SQLite format 3\x00":
+        raise error(f"{where} is not a SQLite database (it does not start with SQLite's header)")
+    try:
+        conn = _configured(sqlite3.connect(path, **_CONNECT))
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()  # reads the schema pages
+    except sqlite3.Error as exc:
+        raise error(sqlite_file_problem(exc, path, flag) or f"{where}: {exc}") from exc
+    return conn
+
+
+_CONNECT = {"timeout": BUSY_TIMEOUT, "isolation_level": None, "check_same_thread": False}
+
+
+def _configured(conn):
+    """The settings of every connection, plain path or SQLAlchemy URL."""
     conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
@@ -258,11 +361,28 @@ class _SQLite:
     conflict_errors = (sqlite3.IntegrityError,)
 
     def __init__(self, path: str):
+        self.path = path
         self.conn = connect_sqlite(path)
+
+    @contextlib.contextmanager
+    def _file_errors(self):
+        """An error of the file (damaged, locked, ...) as one :class:`StorageError`."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            problem = sqlite_file_problem(exc, self.path)
+            if problem is None:
+                raise
+            raise StorageError(problem) from exc
+
+    def _run(self, sql: str, params: dict) -> list[tuple]:
+        with self._file_errors():
+            return self.conn.execute(sql, params).fetchall()
 
     def prepare(self) -> None:
         """WAL mode (a setting of the file, kept once set): readers never block the writer."""
-        self.conn.execute("PRAGMA journal_mode = WAL")
+        with self._file_errors():
+            self.conn.execute("PRAGMA journal_mode = WAL")
 
     def close(self) -> None:
         self.conn.close()
@@ -272,13 +392,16 @@ class _SQLite:
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool, study_id: int | None):
-        self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        with self._file_errors():
+            self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         try:
-            yield _Executor(lambda sql, params: self.conn.execute(sql, params).fetchall())
+            yield _Executor(self._run)
+            with self._file_errors():
+                self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:  # SQLite rolls back by itself after some errors
+                self.conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
 
 
 class _SQLAlchemy:
@@ -291,19 +414,29 @@ class _SQLAlchemy:
                 "pip install 'frontierbo[sql]' and the database's driver"
             ) from exc
         try:
-            self.engine = sqlalchemy.create_engine(url)
+            parsed = sqlalchemy.engine.make_url(url)
+            self.is_sqlite = parsed.get_backend_name() == "sqlite"
+            # the same wait for a busy database as plain paths (pysqlite's default is 5 s)
+            connect_args = {"timeout": BUSY_TIMEOUT} if self.is_sqlite else {}
+            self.engine = sqlalchemy.create_engine(url, connect_args=connect_args)
         except Exception as exc:  # an unknown dialect or a malformed URL
             raise ValueError(f"storage must be a path or a database URL, got {url!r}") from exc
         self.text = sqlalchemy.text
         self.conflict_errors = (sqlalchemy.exc.IntegrityError,)
-        self.is_sqlite = self.engine.dialect.name == "sqlite"
+        self.path = parsed.database if self.is_sqlite else None
         self._immediate = False
         if self.is_sqlite:  # SQLAlchemy's recipe: let us issue BEGIN ourselves
             from sqlalchemy import event
 
+            if self.path and self.path != ":memory:" and not self.path.startswith("file:"):
+                if Path(self.path).is_dir():
+                    raise StorageError(f"storage {url!r} is a directory, not a database file")
+                create_private(self.path)
+
             @event.listens_for(self.engine, "connect")
             def _autocommit(dbapi_connection, _record):
                 dbapi_connection.isolation_level = None
+                _configured(dbapi_connection)  # what connect_sqlite sets on plain paths
 
             @event.listens_for(self.engine, "begin")
             def _begin(conn):
@@ -314,6 +447,11 @@ class _SQLAlchemy:
             raw = self.engine.raw_connection()
             try:
                 raw.driver_connection.execute("PRAGMA journal_mode = WAL")
+            except sqlite3.Error as exc:
+                problem = sqlite_file_problem(exc, self.path)
+                if problem is None:
+                    raise
+                raise StorageError(problem) from exc
             finally:
                 raw.close()
 
@@ -327,6 +465,19 @@ class _SQLAlchemy:
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool, study_id: int | None):
+        import sqlalchemy
+
+        try:
+            with self._transaction(write, study_id) as ex:
+                yield ex
+        except sqlalchemy.exc.DBAPIError as exc:
+            problem = self.is_sqlite and sqlite_file_problem(exc.orig, self.path)
+            if not problem:
+                raise
+            raise StorageError(problem) from exc
+
+    @contextlib.contextmanager
+    def _transaction(self, write: bool, study_id: int | None):
         self._immediate = write
         with self.engine.begin() as conn:
 
