@@ -8,6 +8,7 @@ Plotting lives in :mod:`frontierbo.experiments.plots` and is not imported here, 
 sweep does not pay for importing matplotlib.
 """
 
+from frontierbo.experiments.identity import is_measured, measured_keys, without_measured
 from frontierbo.experiments.report import (
     Options,
     Reproduction,
@@ -41,12 +42,15 @@ __all__ = [
     "aggregate",
     "atomic_output",
     "check_scheduler",
+    "is_measured",
     "load_published",
     "make_executor",
     "markdown_table",
+    "measured_keys",
     "run_sweep",
     "seed_for",
     "to_jsonable",
+    "without_measured",
     "write_json_atomic",
     "write_text_atomic",
 ]

@@ -23,6 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from frontierbo._validation import check_int
+from frontierbo.experiments.identity import measured_keys
 from frontierbo.experiments.schedulers import make_executor
 from frontierbo.experiments.store import ResultStore, to_jsonable
 from frontierbo.io import mean_stderr
@@ -38,7 +39,11 @@ class RunSpec:
 
     Attributes:
         run_id: unique, stable name of the run (the resume key in the store).
-        config: JSON-able parameters handed to the worker (stored with the result).
+        config: JSON-able parameters handed to the worker (stored with the result). Declared
+            inputs only: a resumed sweep compares it with the stored one, so a key naming a
+            value measured at run time (``seconds``, ``*_seconds``, ``machine``, ``hostname``,
+            ..., see :mod:`frontierbo.experiments.identity`) is refused at any depth; such
+            values belong in the worker's result.
         seed: the run's random seed, an int in [0, 2**32 - 1]; usually from :func:`seed_for`.
     """
 
@@ -51,6 +56,13 @@ class RunSpec:
             raise ValueError(f"run_id must be a non-empty string, got {self.run_id!r}")
         if not isinstance(self.config, dict):
             raise TypeError(f"config must be a dict, got {type(self.config).__name__}")
+        measured = measured_keys(self.config)
+        if measured:
+            raise ValueError(
+                f"config of run {self.run_id!r} holds {', '.join(map(repr, measured))}, measured "
+                "at run time: it differs between processes, so the run could never be resumed; "
+                "return it from the worker (or keep it as metadata) instead"
+            )
         object.__setattr__(self, "seed", check_int(self.seed, "seed", low=0, high=_SEED_HIGH))
 
 
@@ -106,9 +118,25 @@ def _check_specs(specs: Sequence[RunSpec], stored: dict[str, dict]) -> None:
             _canonical(old.get("config")) != _canonical(spec.config) or old.get("seed") != spec.seed
         ):
             raise ValueError(
-                f"store already has run_id {spec.run_id!r} with a different config or seed; "
-                "use a new store path or a new run_id"
+                f"store already has run_id {spec.run_id!r} with a different config or seed "
+                f"({_difference(old, spec)}); use a new store path or a new run_id"
             )
+
+
+def _difference(old: dict, spec: RunSpec) -> str:
+    """What differs between a stored record and a spec of the same run_id, for the error."""
+    stored = old.get("config") if isinstance(old.get("config"), dict) else {}
+    keys = sorted(
+        key
+        for key in set(stored) | set(spec.config)
+        if key not in stored
+        or key not in spec.config
+        or _canonical(stored[key]) != _canonical(spec.config[key])
+    )
+    parts = [f"config key(s) {', '.join(map(repr, keys))}"] if keys else []
+    if old.get("seed") != spec.seed:
+        parts.append(f"seed {old.get('seed')!r} stored, {spec.seed} planned")
+    return "; ".join(parts) or "config"
 
 
 def _check_n_jobs(n_jobs: int) -> int:

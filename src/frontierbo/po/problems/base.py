@@ -201,14 +201,20 @@ def problem_checksum(problem: Problem) -> str:
 
     The identity a reproduction keys its runs on (never a path, which depends on how ``--out``
     was spelled or where the folder was moved). It survives :func:`save_problem` /
-    :func:`read_problem` unchanged.
+    :func:`read_problem` unchanged. Meta entries measured while the problem was built (the
+    MLE's ``mle_seconds``; any key :func:`~frontierbo.experiments.identity.is_measured` names)
+    are left out: they differ in every process, and a resumed sweep must find the same identity.
+    They stay in ``meta`` and in the saved file.
     """
+    from frontierbo.experiments.identity import without_measured
+
     h = hashlib.sha256()
     for a in (problem.inputs, problem.values):
         a = np.ascontiguousarray(a, dtype=np.float64)
         h.update(f"{a.shape}".encode())
         h.update(a.tobytes())
-    h.update(json.dumps(_header(problem), sort_keys=True, allow_nan=True).encode())
+    header = without_measured(_header(problem))
+    h.update(json.dumps(header, sort_keys=True, allow_nan=True).encode())
     return h.hexdigest()
 
 
