@@ -71,3 +71,22 @@ def test_property_fit_time_is_not_part_of_run_identity(monkeypatch, tmp_path):
         lambda: property_module.property_real(seed=0, n_restarts=1, fit_points=200),
         "property",
     )
+
+
+@pytest.mark.data("ura/ura_private_projects.csv")
+def test_property_identity_does_not_depend_on_where_the_file_lies(tmp_path):
+    """Moving the data root (or setting FRONTIERBO_DATA) must not stop a sweep from resuming."""
+    import shutil
+
+    from frontierbo.data import resolve_data_path
+    from frontierbo.po.problems.base import problem_checksum
+
+    original = resolve_data_path(property_module.URA_FILE)
+    checksums = []
+    for folder in ("a", "b/c"):
+        copy = tmp_path / folder / original.name
+        copy.parent.mkdir(parents=True)
+        shutil.copyfile(original, copy)
+        problem = property_module.property_real(copy, seed=0, hyperparameters="thesis")
+        checksums.append(problem_checksum(problem))
+    assert checksums[0] == checksums[1]

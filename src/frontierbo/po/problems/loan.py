@@ -141,7 +141,8 @@ def load_lendingclub_csv(
         "sha256": digest,
         "roi": "(total_pymnt - funded_amnt) / funded_amnt, rows with ROI > 0",
     }
-    return _thesis_problem(X_raw[rows], log_roi[rows], f"real file {file}", meta)
+    # the file by name: where it lies is not part of the problem (nor of a run's identity)
+    return _thesis_problem(X_raw[rows], log_roi[rows], f"real file {file.name}", meta)
 
 
 # --------------------------------------------------------------------------- substitute

@@ -214,7 +214,7 @@ def property_real(
         noise_variance=sn2,
         prior_mean=mean,
         observation_noise_std=0.0,  # recorded prices already contain the noise
-        source=f"real file {data.path}",
+        source=f"real file {os.path.basename(data.path)}",  # a location is not identity
         meta=meta,
     )
 
