@@ -10,7 +10,7 @@ Layers, lowest first (a module may import its own layer and the layers below it)
        study                         persistent ask / tell studies, their storage and samplers
        dashboard                     the live page over a snapshot; the study dashboard
     5  po, ldp, quantum, ...         one package per system; a system never imports another system
-    6  registry, cli                 the list of systems and the thin dispatcher
+    6  registry, cli, data_cli       the list of systems, the thin dispatcher, `frontierbo data`
        _compat, privacy, problems,   deprecated aliases of the paths that moved (issue 9)
        userdata
 
@@ -43,6 +43,7 @@ SHARED_LAYERS = {
     "dashboard": 4,
     "registry": 6,
     "cli": 6,
+    "data_cli": 6,
     "_compat": 6,
     "privacy": 6,
     "problems": 6,

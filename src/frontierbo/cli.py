@@ -15,6 +15,7 @@ import sys
 import warnings
 
 from frontierbo.dashboard.cli import add_commands as dashboard_commands
+from frontierbo.data_cli import add_commands as data_commands
 from frontierbo.registry import systems
 from frontierbo.study.cli import add_commands as study_commands
 
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
             system.add_commands(top)
     study_commands(top)
     dashboard_commands(top)
+    data_commands(top)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""Finding the shared data files and checking their sha256.
+"""Finding the data files, checking their sha256, and fetching them (``frontierbo data``).
 
 Search order for a file given by its path relative to the data root (e.g. ``"ura/x.csv"``):
 
@@ -6,41 +6,138 @@ Search order for a file given by its path relative to the data root (e.g. ``"ura
 2. the root named by the ``FRONTIERBO_DATA`` environment variable;
 3. ``../shared/data`` relative to the current working directory;
 4. a ``shared/data`` folder beside any ancestor of this file (the repository's sibling
-   ``shared/data`` when the package is used from a checkout).
+   ``shared/data`` when the package is used from a checkout);
+5. the user cache, ``$XDG_CACHE_HOME/frontierbo`` or ``~/.cache/frontierbo``, where
+   :func:`fetch` writes unless ``FRONTIERBO_DATA`` is set.
+
+Every file the package reads is in the registry :data:`REGISTRY_FILE` (package data): each
+dataset with its files' sha256, size, licence, source and, where the exact bytes are public, the
+URL :func:`fetch` downloads them from. Datasets whose bytes are published nowhere (made or
+repaired in the project, or extracted from an unlicensed source) are listed with the reason
+they cannot be fetched.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import os
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 DATA_ENV = "FRONTIERBO_DATA"
+#: The dataset registry, package data beside this module.
+REGISTRY_FILE = "datasets.json"
+FETCH_COMMAND = "frontierbo data fetch"
 
-# sha256 of the files described in shared/data/*/README.md; keyed by path below the data root.
-KNOWN_SHA256: dict[str, str] = {
-    "ura/ura_private_projects.csv": (
-        "fcad5105e5bcf9949c3428b233a7986a738a633b98a84f38587982d8afbbe8b4"
-    ),
-    "ura/ura_private_projects_v2021-11_1490.csv": (
-        "5609b97ccaa7912c242eb231c62568434f05ce4a38619505282f0e65db03220e"
-    ),
-}
+
+@dataclass(frozen=True)
+class DataFile:
+    """One file of a dataset: its path below the data root, sha256, size and download URL."""
+
+    path: str
+    sha256: str
+    bytes: int
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A registry entry: files, provenance, licence, and why it cannot be fetched (if so)."""
+
+    name: str
+    description: str
+    source: str
+    licence: str
+    used_by: str
+    files: tuple[DataFile, ...]
+    not_fetchable: str | None = None
+
+    @property
+    def fetchable(self) -> bool:
+        """True when every file has a public URL serving exactly its bytes."""
+        return self.not_fetchable is None and all(f.url for f in self.files)
+
+
+@functools.cache
+def registry() -> dict[str, Dataset]:
+    """The datasets of :data:`REGISTRY_FILE`, by name (read once)."""
+    raw = json.loads(
+        resources.files("frontierbo").joinpath(REGISTRY_FILE).read_text(encoding="utf-8")
+    )
+    datasets = {}
+    for name, entry in raw["datasets"].items():
+        files = tuple(DataFile(**f) for f in entry["files"])
+        fields = {k: v for k, v in entry.items() if k != "files"}
+        datasets[name] = Dataset(name=name, files=files, **fields)
+    return datasets
+
+
+def dataset_of(relative: str) -> Dataset | None:
+    """The registry dataset holding the file ``relative`` (a path below the data root), if any."""
+    for dataset in registry().values():
+        if any(f.path == relative for f in dataset.files):
+            return dataset
+    return None
+
+
+def get_dataset(name: str) -> Dataset:
+    """The registry entry ``name``; a ValueError lists the known names otherwise."""
+    try:
+        return registry()[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown dataset {name!r}; the datasets are {', '.join(registry())} "
+            "(frontierbo data list)"
+        ) from None
+
+
+# sha256 of every registered file (shared/data/*/README.md), keyed by path below the data root.
+KNOWN_SHA256: dict[str, str] = {f.path: f.sha256 for d in registry().values() for f in d.files}
+
+
+def user_cache_root() -> Path:
+    """The per-user data root: ``$XDG_CACHE_HOME/frontierbo``, else ``~/.cache/frontierbo``."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base).expanduser() if base else Path.home() / ".cache") / "frontierbo"
+
+
+def default_fetch_root() -> Path:
+    """Where :func:`fetch` writes by default: ``$FRONTIERBO_DATA`` if set, else the user cache."""
+    env = os.environ.get(DATA_ENV)
+    return Path(env).expanduser() if env else user_cache_root()
+
+
+def searched_roots() -> list[tuple[str, Path]]:
+    """Every data root searched, in order, as ``(what, path)``; existing or not."""
+    roots: list[tuple[str, Path]] = []
+    env = os.environ.get(DATA_ENV)
+    if env:
+        roots.append((f"${DATA_ENV}", Path(env).expanduser()))
+    roots.append(
+        ("../shared/data from the working directory", Path.cwd().parent / "shared" / "data")
+    )
+    roots.extend(
+        ("shared/data beside the package", parent / "shared" / "data")
+        for parent in Path(__file__).resolve().parents
+    )
+    roots.append(("user cache", user_cache_root()))
+    return roots
 
 
 def candidate_roots() -> list[Path]:
-    """Data roots searched in order (env var, ../shared/data from the cwd, beside the checkout).
+    """Data roots searched in order (env var, ../shared/data from the cwd, beside the checkout,
+    the user cache).
 
     Roots that do not exist are kept out, duplicates are removed.
     """
-    roots: list[Path] = []
-    env = os.environ.get(DATA_ENV)
-    if env:
-        roots.append(Path(env).expanduser())
-    roots.append(Path.cwd().parent / "shared" / "data")
-    roots.extend(parent / "shared" / "data" for parent in Path(__file__).resolve().parents)
     unique: list[Path] = []
-    for root in roots:
+    for _, root in searched_roots():
         if root.is_dir() and all(root.resolve() != seen.resolve() for seen in unique):
             unique.append(root)
     return unique
@@ -51,7 +148,24 @@ def _searched_description(relative: str) -> str:
     places = [f"${DATA_ENV}/{relative}" + (f" (= {env})" if env else " (not set)")]
     places.append(str(Path.cwd().parent / "shared" / "data" / relative))
     places.append(f"shared/data/{relative} beside the ancestors of {Path(__file__).resolve()}")
+    places.append(str(user_cache_root() / relative))
     return "; ".join(places)
+
+
+def _fetch_hint(relative: str) -> str:
+    """How ``frontierbo data fetch`` can (or cannot) provide the file ``relative``."""
+    dataset = dataset_of(relative)
+    if dataset is None:
+        return ""
+    if dataset.fetchable:
+        return (
+            f"run `{FETCH_COMMAND} {dataset.name}` (downloads it into {default_fetch_root()} "
+            "and checks its sha256), "
+        )
+    return (
+        f"`{FETCH_COMMAND} {dataset.name}` cannot download it ({dataset.not_fetchable}); if you "
+        "have a copy, "
+    )
 
 
 def resolve_data_path(relative: str, path: str | os.PathLike | None = None) -> Path:
@@ -63,7 +177,8 @@ def resolve_data_path(relative: str, path: str | os.PathLike | None = None) -> P
 
     Raises:
         FileNotFoundError: the file is in none of the searched places; the message lists them and
-            says how to fix it (pass a path, or set FRONTIERBO_DATA to the data root).
+            says how to fix it (``frontierbo data fetch NAME``, or why that dataset cannot be
+            fetched; pass a path, or set FRONTIERBO_DATA to the data root).
     """
     if path is not None:
         explicit = Path(path).expanduser()
@@ -79,8 +194,8 @@ def resolve_data_path(relative: str, path: str | os.PathLike | None = None) -> P
             return candidate
     raise FileNotFoundError(
         f"data file {relative!r} not found. Searched: {_searched_description(relative)}. "
-        f"Fix: pass path='/path/to/{Path(relative).name}', or set the environment variable "
-        f"{DATA_ENV} to the folder that contains {relative!r}."
+        f"Fix: {_fetch_hint(relative)}pass path='/path/to/{Path(relative).name}', or set the "
+        f"environment variable {DATA_ENV} to the folder that contains {relative!r}."
     )
 
 
@@ -116,3 +231,148 @@ def data_available(relative: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+# --------------------------------------------------------------------------- verify and fetch
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """The state of one registered file: ``"ok"``, ``"mismatch"`` or ``"absent"``."""
+
+    dataset: str
+    path: str
+    status: str
+    found: Path | None = None
+    sha256: str | None = None
+
+
+def verify(names=None, root: str | os.PathLike | None = None) -> list[FileCheck]:
+    """Check the sha256 of the registered files that are present.
+
+    Args:
+        names: dataset names (default: all of the registry).
+        root: check only this data root; default: each file where :func:`resolve_data_path`
+            finds it.
+
+    Returns:
+        One :class:`FileCheck` per registered file, absent ones included.
+    """
+    datasets = [get_dataset(n) for n in names] if names else list(registry().values())
+    checks = []
+    for dataset in datasets:
+        for entry in dataset.files:
+            if root is not None:
+                found = Path(root).expanduser() / entry.path
+                found = found if found.is_file() else None
+            else:
+                try:
+                    found = resolve_data_path(entry.path)
+                except FileNotFoundError:
+                    found = None
+            if found is None:
+                checks.append(FileCheck(dataset.name, entry.path, "absent"))
+                continue
+            digest = file_sha256(found)
+            status = "ok" if digest == entry.sha256 else "mismatch"
+            checks.append(FileCheck(dataset.name, entry.path, status, found, digest))
+    return checks
+
+
+class DataFetchError(RuntimeError):
+    """A dataset could not be fetched (no public URL, a download error or a sha256 mismatch)."""
+
+
+def fetch(
+    name: str,
+    *,
+    root: str | os.PathLike | None = None,
+    url: str | None = None,
+    force: bool = False,
+    timeout: float = 60.0,
+) -> list[Path]:
+    """Download the files of dataset ``name`` into a data root and check their sha256.
+
+    Each file is written to a temporary file beside the root, checked against the registry's
+    sha256 and only then moved into place with :func:`os.replace`, so a failed or corrupt
+    download leaves nothing behind. Files already present with the right sha256 are kept.
+
+    Args:
+        name: a dataset of the registry (``frontierbo data list``).
+        root: the data root to write into; default :func:`default_fetch_root`
+            (``$FRONTIERBO_DATA``, else the user cache, both searched by the loaders).
+        url: a base URL to download from instead of the registry's: file ``p`` (its path below
+            the data root) is read from ``<url>/<p>``, i.e. a mirror of a data root. This also
+            fetches a dataset without a public URL from your own mirror.
+        force: download again files already present with the right sha256.
+        timeout: seconds per connection attempt.
+
+    Returns:
+        The paths of the dataset's files under ``root``.
+
+    Raises:
+        ValueError: unknown dataset.
+        DataFetchError: the dataset has no public URL (and no ``url`` was given), a download
+            failed (HTTP error, unreachable host) or a file's sha256 differs from the registry's.
+    """
+    dataset = get_dataset(name)
+    if url is None and not dataset.fetchable:
+        raise DataFetchError(
+            f"dataset {name!r} cannot be fetched: {dataset.not_fetchable}. Licence: "
+            f"{dataset.licence}. If you have a copy, put it under a data root "
+            f"(frontierbo data where) or pass --url BASE of a mirror of a data root."
+        )
+    target_root = Path(root).expanduser() if root is not None else default_fetch_root()
+    target_root.mkdir(parents=True, exist_ok=True)
+    written = []
+    for entry in dataset.files:
+        target = target_root / entry.path
+        if not force and target.is_file() and file_sha256(target) == entry.sha256:
+            written.append(target)
+            continue
+        source = f"{url.rstrip('/')}/{entry.path}" if url is not None else entry.url
+        _download(source, target, entry, target_root, timeout, name)
+        written.append(target)
+    return written
+
+
+def _download(
+    source: str, target: Path, entry: DataFile, root: Path, timeout: float, name: str
+) -> None:
+    """``source`` -> ``target`` through a temporary file in ``root``, checked, then renamed."""
+    from frontierbo import __version__
+
+    request = urllib.request.Request(source, headers={"User-Agent": f"frontierbo/{__version__}"})
+    handle, temporary = tempfile.mkstemp(prefix=".fetch-", suffix=".part", dir=root)
+    try:
+        digest = hashlib.sha256()
+        try:
+            with (
+                os.fdopen(handle, "wb") as out,
+                urllib.request.urlopen(request, timeout=timeout) as r,
+            ):
+                for block in iter(lambda: r.read(1 << 20), b""):
+                    digest.update(block)
+                    out.write(block)
+        except urllib.error.HTTPError as exc:
+            raise DataFetchError(
+                f"fetching {name!r}: {source} answered HTTP {exc.code} {exc.reason}; nothing was "
+                f"written for {entry.path!r}"
+            ) from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise DataFetchError(
+                f"fetching {name!r}: could not download {source} ({reason}); nothing was written "
+                f"for {entry.path!r}"
+            ) from None
+        actual = digest.hexdigest()
+        if actual != entry.sha256:
+            raise DataFetchError(
+                f"fetching {name!r}: sha256 mismatch for {source}: expected {entry.sha256}, got "
+                f"{actual}; the download was discarded and nothing was written for {entry.path!r}"
+            )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)

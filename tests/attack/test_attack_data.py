@@ -6,7 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from frontierbo.attack.data import load_cifar10_samples, load_mnist
+from frontierbo.attack import data as attack_data
+from frontierbo.attack.data import load_cifar10_samples, load_mnist, load_mnist_samples
 from frontierbo.attack.experiment import CHANNELS
 from frontierbo.data import data_available, resolve_data_path
 
@@ -14,7 +15,7 @@ needs_mnist = pytest.mark.skipif(
     not (
         data_available("mnist/mnist_test.npz") and data_available("mnist/mnist_train_first10k.npz")
     ),
-    reason="shared MNIST files not found (set FRONTIERBO_DATA)",
+    reason="shared MNIST files not found (set FRONTIERBO_DATA; frontierbo data fetch mnist-idx)",
 )
 
 # class counts from shared/data/mnist/README.md
@@ -88,3 +89,26 @@ def test_cifar10_samples_without_foolbox_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "foolbox", None)  # makes `import foolbox` fail
     with pytest.raises(ImportError, match=r"frontierbo\[attack\]"):
         load_cifar10_samples()
+
+
+@pytest.mark.data("mnist/mnist_test.npz")
+def test_mnist_samples_of_foolbox_are_the_first_20_test_images():
+    pytest.importorskip("foolbox")
+    images, labels = load_mnist_samples()
+    assert images.shape == (20, 28, 28, 1) and images.dtype == np.float32
+    test_images, test_labels = load_mnist("test")
+    np.testing.assert_array_equal(images, test_images[:20])
+    np.testing.assert_array_equal(labels, test_labels[:20])
+
+
+@pytest.mark.data(*(relative for relative, _, _ in attack_data.MNIST_TEST_IDX))
+@pytest.mark.data("mnist/mnist_test.npz")
+def test_mnist_test_split_reads_the_idx_files_without_the_npz(monkeypatch):
+    expected = load_mnist("test")
+    real = attack_data.data_available
+    monkeypatch.setattr(
+        attack_data, "data_available", lambda rel: rel != "mnist/mnist_test.npz" and real(rel)
+    )
+    images, labels = load_mnist("test")
+    np.testing.assert_array_equal(images, expected[0])
+    np.testing.assert_array_equal(labels, expected[1])

@@ -19,6 +19,18 @@ from frontierbo.attack.summary import ORDERING_LABELS, difficulty, method_row, o
 from frontierbo.experiments.report import Options
 
 
+def mnist_images():
+    """The MNIST test set, or without it the 20 test images that ship in foolbox (indices
+    0-19, the same images): what the reproduction attacks."""
+    from frontierbo.attack.data import load_mnist, load_mnist_samples
+    from frontierbo.attack.experiment import mnist_test_available
+
+    if mnist_test_available():
+        return load_mnist("test")
+    pytest.importorskip("foolbox", reason="no MNIST test set and no foolbox samples")
+    return load_mnist_samples()
+
+
 def test_instance_targets_are_the_other_nine_classes():
     assert instance_targets(3, 9) == [4, 5, 6, 7, 8, 9, 0, 1, 2]
     assert instance_targets(9, 2) == [0, 1]
@@ -151,10 +163,9 @@ def test_groups_sets_the_additive_groups_of_bos2_only():
 
 def test_attack_command_with_one_group(cli, tmp_path):
     pytest.importorskip("torch")
-    from frontierbo.attack.data import load_mnist
     from frontierbo.attack.victims import weights_dir
 
-    images, labels = load_mnist("test")
+    images, labels = mnist_images()
     np.savez(tmp_path / "imgs.npz", images=images[:1] + 0.5, labels=labels[:1])
     base = [
         "attack", "--model", weights_dir() / "mnist_cw.pt", "--architecture", "cw-mnist",
@@ -171,10 +182,9 @@ def test_attack_command_with_one_group(cli, tmp_path):
 
 def test_attack_command_on_a_user_state_dict(cli, tmp_path):
     pytest.importorskip("torch")
-    from frontierbo.attack.data import load_mnist
     from frontierbo.attack.victims import weights_dir
 
-    images, labels = load_mnist("test")
+    images, labels = mnist_images()
     pixels = np.round((images[:1] + 0.5) * 255).astype(np.uint8)
     np.savez(tmp_path / "imgs.npz", images=pixels, labels=labels[:1])
     out = tmp_path / "out"
@@ -215,10 +225,10 @@ def test_summary_rows_use_the_options_datasets_and_methods(tmp_path):
 
 
 def test_figures_are_written_for_tables_and_examples(tmp_path):
-    from frontierbo.attack.data import load_mnist
     from frontierbo.attack.report import write_figures
 
-    x0 = load_mnist("test")[0][7]
+    # any 28 x 28 image in the attack space will do: the figures need no data file
+    x0 = np.random.default_rng(7).uniform(-0.5, 0.5, (28, 28, 1)).astype(np.float32)
     row = method_row([{"success": True, "queries": 40, "seconds": 1.0}])
     result = {
         "budget": 900,
@@ -235,6 +245,7 @@ def test_figures_are_written_for_tables_and_examples(tmp_path):
 )
 def test_range_mode_reaches_the_oracle_of_the_methods_that_follow_it(monkeypatch, method, expected):
     pytest.importorskip("torch")
+    mnist_images()  # skips when neither the test set nor foolbox's samples are here
     from frontierbo.attack import base
     from frontierbo.attack.experiment import run_worker
     from frontierbo.experiments.runner import RunSpec
@@ -252,3 +263,25 @@ def test_range_mode_reaches_the_oracle_of_the_methods_that_follow_it(monkeypatch
     }  # fmt: skip
     record = run_worker(RunSpec("mnist/i0/t1/" + method, config, 0))
     assert seen == {"mode": expected, "budget": 50} and record["success"] is False
+
+
+def test_mnist_instances_fall_back_to_foolboxs_test_images(monkeypatch, tmp_path):
+    pytest.importorskip("foolbox")
+    from frontierbo.attack import experiment
+    from frontierbo.attack.report import report_markdown
+
+    monkeypatch.setattr(experiment, "mnist_test_available", lambda: False)
+    experiment._test_images.cache_clear()
+    try:
+        images, labels = experiment._test_images("mnist")
+    finally:
+        experiment._test_images.cache_clear()
+    assert images.shape == (20, 28, 28, 1) and labels[:4].tolist() == [7, 2, 1, 0]
+    assert experiment.image_source("mnist") == experiment.MNIST_SUBSTITUTE
+    assert "substitute" in experiment.image_source("mnist")
+    result = {
+        "paper": "p", "budget": 100, "profile": "fast", "count_init_in_budget": True,
+        "range_mode": "clip", "images": {"mnist": experiment.MNIST_SUBSTITUTE},
+        "tables": {}, "checks": {}, "difficulty": {},
+    }  # fmt: skip
+    assert f"**mnist instances**: {experiment.MNIST_SUBSTITUTE}" in report_markdown(result, [])

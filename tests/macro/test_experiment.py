@@ -57,6 +57,20 @@ def test_options_are_checked(tmp_path):
         options(tmp_path, anytime_iterations=0)
 
 
+def test_e3_is_skipped_with_the_fetch_command_when_the_lab_graph_is_absent(tmp_path, monkeypatch):
+    from frontierbo import data
+    from frontierbo.macro.report import REPRODUCTION
+
+    monkeypatch.setattr(data, "searched_roots", lambda: [("empty", tmp_path / "none")])
+    why = ex.unavailable("temperature")
+    assert "frontierbo data fetch macro-temperature" in why
+    assert ex.unavailable("plankton") is None and ex.unavailable("traffic") is None
+    opts = REPRODUCTION.options(tmp_path / "out", quick=True)
+    assert opts.datasets == ("plankton", "traffic") and opts.skipped == {"temperature": why}
+    with pytest.raises(ValueError, match="temperature needs the Intel-lab corridor graph"):
+        ex.build_specs(REPRODUCTION.options(tmp_path / "out", experiments=("e3",)))
+
+
 def test_variants_and_run_ids():
     assert ex.Variant(5).key == "k5"
     assert ex.Variant(5, None).key == "k5-all"

@@ -6,6 +6,7 @@ checks of the configuration (settings, options, specs) need no data.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -74,6 +75,7 @@ def test_reproduce_quick_writes_artefacts_and_resumes(tmp_path):
 
 
 @needs_data
+@pytest.mark.data("pima/diabetes.csv")
 def test_reproduce_cli_quick_and_bad_dataset(tmp_path, capsys):
     pytest.importorskip("sklearn")
     from frontierbo.cli import main
@@ -101,7 +103,9 @@ def test_options_quick_and_full_specs(tmp_path):
     """--quick: T = 2000 / 1000, 3 runs, no shape test; full: each setting's T and runs plus the
     T = 3e4 shape test; --noisy adds at most 3 Aer runs per synthetic setting."""
     keys = ["synthetic-gauss0.3", "automl-sigma0.01"]
-    quick = REPRODUCTION.options(tmp_path, datasets=keys, quick=True, noisy=True)
+    # the specs need no data file: run as if Pima and scikit-learn were here
+    repro = dataclasses.replace(REPRODUCTION, unavailable=lambda name: None)
+    quick = repro.options(tmp_path, datasets=keys, quick=True, noisy=True)
     specs = build_specs(quick)
     assert {(s.config["setting"], s.config["T"]) for s in specs} == {
         ("synthetic-gauss0.3", 2000),
@@ -109,7 +113,7 @@ def test_options_quick_and_full_specs(tmp_path):
     }
     assert max(s.config["run"] for s in specs) == 2
     assert sum(s.config["method"] == NOISY_METHOD for s in specs) == 3  # synthetic only
-    full = build_specs(REPRODUCTION.options(tmp_path, datasets=keys))
+    full = build_specs(repro.options(tmp_path, datasets=keys))
     by_key = {}
     for s in full:
         by_key.setdefault(s.config["setting"], set()).add((s.config["T"], s.config["run"]))
@@ -121,6 +125,29 @@ def test_options_quick_and_full_specs(tmp_path):
         REPRODUCTION.options(tmp_path, source="mine")
     with pytest.raises(ValueError, match=r"--datasets must be among \['synthetic-gauss0.3'"):
         REPRODUCTION.options(tmp_path, datasets=["synthetic-gauss0.3-long"])
+
+
+def test_source_auto_falls_back_to_the_projects_draws_without_the_reference_file(
+    tmp_path, monkeypatch
+):
+    from frontierbo import data
+    from frontierbo.quantum import experiment
+
+    monkeypatch.setattr(data, "searched_roots", lambda: [("empty", tmp_path / "none")])
+    options = REPRODUCTION.options(tmp_path / "out", datasets=["synthetic-bernoulli"], quick=True)
+    assert options["source"] == "generated"
+    assert options["source_note"] == experiment.SOURCE_SUBSTITUTE
+    assert {s.config["source"] for s in build_specs(options)} == {"generated"}
+    with pytest.raises(FileNotFoundError, match="frontierbo data fetch quantum-reference"):
+        REPRODUCTION.options(tmp_path / "out", source="reference")
+    assert "frontierbo data fetch pima" in experiment.unavailable("automl-sigma0.01")
+    assert experiment.unavailable("synthetic-gauss0.3") is None
+
+
+@needs_data
+def test_source_auto_uses_the_reference_file_when_present(tmp_path):
+    options = REPRODUCTION.options(tmp_path, datasets=["synthetic-bernoulli"])
+    assert options["source"] == "reference" and options["source_note"] is None
 
 
 def test_published_numbers_are_package_data():

@@ -5,7 +5,9 @@ classes; a *run* is one attack method on one instance, id ``<dataset>/i<image>/t
 with its own seed. MNIST: 50 test images drawn at random among those the victim classifies
 correctly (the draw depends on ``--seed`` only); CIFAR-10: the 20 real test images that ship in
 foolbox (all classified correctly by the ported victim). ``--runs N`` takes the first N images
-of each dataset.
+of each dataset. Without the MNIST test set (``mnist/mnist_test.npz`` or the IDX files of
+``frontierbo data fetch mnist-idx``) the MNIST images are drawn from its first 20 images, which
+foolbox ships too (:data:`MNIST_SUBSTITUTE`; the results' ``images`` field says which).
 
 Every attack queries the same :class:`~frontierbo.attack.oracle.QueryOracle` with the hard
 budget ``T`` (900): the 30 initial queries of BOS² and BayesOpt count towards it
@@ -92,14 +94,45 @@ def check_options(params: dict) -> dict:
 
 
 def unavailable(dataset: str) -> str | None:
-    """Why ``dataset`` cannot run here (torch, or foolbox for the CIFAR-10 images), or None."""
+    """Why ``dataset`` cannot run here (torch, or foolbox for the CIFAR-10 images and for the
+    MNIST samples when the MNIST test set is absent), or None."""
     import importlib.util
 
-    needed = ["torch"] + (["foolbox"] if dataset == "cifar10" else [])
+    foolbox = dataset == "cifar10" or not mnist_test_available()
+    needed = ["torch"] + (["foolbox"] if foolbox else [])
     missing = [m for m in needed if importlib.util.find_spec(m) is None]
     if missing:
-        return f"needs {' and '.join(missing)}: pip install 'frontierbo[attack]'"
+        why = f"needs {' and '.join(missing)}: pip install 'frontierbo[attack]'"
+        if dataset == "mnist" and "foolbox" in missing:
+            why += " (or the MNIST test set: frontierbo data fetch mnist-idx)"
+        return why
     return None
+
+
+#: Where the MNIST instances come from when the test set is absent (results' ``images``).
+MNIST_SUBSTITUTE = (
+    "substitute: the first 20 MNIST test images (indices 0-19, byte-identical to the test "
+    "set's), which ship in foolbox; mnist/mnist_test.npz was not found (`frontierbo data fetch "
+    "mnist-idx` downloads the full test set)"
+)
+
+
+def mnist_test_available() -> bool:
+    """True when the full MNIST test set is under a data root (npz or the IDX files)."""
+    from frontierbo.attack.data import MNIST_FILES, MNIST_TEST_IDX
+    from frontierbo.data import data_available
+
+    idx = all(data_available(relative) for relative, _, _ in MNIST_TEST_IDX)
+    return data_available(MNIST_FILES["test"][0]) or idx
+
+
+def image_source(dataset: str) -> str:
+    """Which images ``dataset``'s instances are drawn from (the results' ``images`` field)."""
+    if dataset == "cifar10":
+        return "the 20 real CIFAR-10 test images that ship in foolbox"
+    if mnist_test_available():
+        return "the MNIST test set (10,000 images)"
+    return MNIST_SUBSTITUTE
 
 
 # -- instances ------------------------------------------------------------------------------------
@@ -114,7 +147,9 @@ def _victim(dataset: str):
 def _test_images(dataset: str) -> tuple[np.ndarray, np.ndarray]:
     from frontierbo.attack import data
 
-    return data.load_mnist("test") if dataset == "mnist" else data.load_cifar10_samples()
+    if dataset == "cifar10":
+        return data.load_cifar10_samples()
+    return data.load_mnist("test") if mnist_test_available() else data.load_mnist_samples()
 
 
 @lru_cache(maxsize=4)

@@ -127,6 +127,8 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         "",
     ]
     lines += [f"- {note}" for note in NOTES]
+    substituted = {d: why for d, why in result.get("images", {}).items() if "substitute" in why}
+    lines += [f"- **{dataset} instances**: {why}." for dataset, why in substituted.items()]
     lines.append("")
     numbers = PUBLISHED["table_numbers"]
     main = ("bos2", "genattack", "zoo", "autozoom", "bayesopt", "pgd")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from frontierbo.attack.bos2 import BOS2
-from frontierbo.attack.experiment import METHOD_LABELS, PUBLISHED
+from frontierbo.attack.experiment import METHOD_LABELS, PUBLISHED, image_source
 
 
 def method_row(records: list[dict]) -> dict:
@@ -56,6 +56,7 @@ def summarise(records: list[dict], options) -> dict:
         "profile": options["profile"],
         "count_init_in_budget": options["count_init_in_budget"],
         "range_mode": options["range_mode"],
+        "images": {dataset: image_source(dataset) for dataset in options.datasets},
         "tables": tables,
         "checks": orderings(tables, options["budget"]),
         "difficulty": difficulty(tables),

@@ -265,6 +265,21 @@ def check_options(params: dict) -> dict:
     return params
 
 
+def unavailable(dataset: str) -> str | None:
+    """Why ``dataset`` cannot run here, or None: E3's lab graph is a data file (plankton is
+    generated and traffic has a seeded substitute)."""
+    from frontierbo.data import FETCH_COMMAND, data_available
+
+    if dataset == "temperature" and not all(
+        data_available(rel) for rel in macro_data.TEMPERATURE_FILES
+    ):
+        return (
+            "needs the Intel-lab corridor graph (macro/temperature/*) under a data root: "
+            f"{FETCH_COMMAND} macro-temperature"
+        )
+    return None
+
+
 def selected(options) -> list[Experiment]:
     """The chosen experiments whose dataset is among ``--datasets``."""
     return [
@@ -290,9 +305,11 @@ def build_specs(options) -> list[RunSpec]:
     caps = {k: options[k] for k in ("a1_samples", "anytime_samples", "anytime_iterations")}
     chosen = selected(options)
     if not chosen:
+        skipped = "".join(f"; {name} {why}" for name, why in options.skipped.items())
         raise ValueError(
             f"none of --experiments {' '.join(options['experiments'])} runs on --datasets "
             f"{' '.join(options.datasets)}; E1, E4-E6 use plankton, E2 traffic, E3 temperature"
+            f"{skipped}"
         )
     specs: dict[str, RunSpec] = {}
     for experiment in chosen:

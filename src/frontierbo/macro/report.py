@@ -18,6 +18,7 @@ from frontierbo.macro.experiment import (
     check_options,
     realization_field,
     run_worker,
+    unavailable,
 )
 from frontierbo.macro.summary import summarise
 
@@ -287,4 +288,5 @@ REPRODUCTION = Reproduction(
     markdown=report_markdown,
     check=check_options,
     published=PUBLISHED,
+    unavailable=unavailable,
 )

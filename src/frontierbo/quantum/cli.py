@@ -122,9 +122,10 @@ def add_reproduce_command(reproduce: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--source",
         choices=("reference", "generated"),
-        default="reference",
-        help="the authors' synthetic function and RFF draws (read from the data root, "
-        "validation use; default) or the project's own seeded ones",
+        default=None,
+        help="the authors' synthetic function and RFF draws (quantum/synth_function.json under "
+        "the data root, validation use) or the project's own seeded ones; default: the "
+        "authors' when the file is found, else the project's (the report says which)",
     )
     parser.add_argument(
         "--noisy",

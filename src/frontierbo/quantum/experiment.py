@@ -27,6 +27,14 @@ come from ``numpy.random.RandomState(seed + run)`` in the order the reference co
 with ``seed = 0`` GP-UCB replays the published runs exactly; each quantum method's IQAE outcomes
 come from its own ``Generator``.
 
+Function / RFF source (``source``): ``"reference"`` reads the authors' numbers from
+``quantum/synth_function.json`` (unlicensed, never shipped: only under a data root);
+``"generated"`` uses the project's own seeded draws with the paper's recipe; ``"auto"`` (the
+default) is ``"reference"`` when the file is found and ``"generated"`` otherwise, which the
+report then says (:data:`SOURCE_SUBSTITUTE`). The authors' function was an unseeded
+``np.random`` draw, so it cannot be regenerated. The AutoML settings need ``pima/diabetes.csv``
+(CC0, ``frontierbo data fetch pima``) and are skipped, with the reason, without it.
+
 This module builds the runs, runs one and summarises them, with the spec's checks against the
 published numbers (``published.json``; everything results.json holds);
 :mod:`frontierbo.quantum.report` presents them.
@@ -170,12 +178,18 @@ DEFAULTS = {
     "runs": None,
     "T": None,
     "methods": DEFAULT_METHODS,
-    "source": "reference",
+    "source": "auto",
     "noisy": False,
     "shape": True,
 }
 QUICK = {"runs": QUICK_RUNS, "T": QUICK_T, "shape": False}
-SOURCES = ("reference", "generated")
+SOURCES = ("auto", "reference", "generated")
+#: Why ``source="auto"`` fell back to the project's draws (the report's and results' note).
+SOURCE_SUBSTITUTE = (
+    "quantum/synth_function.json (the authors' unlicensed numbers, never shipped) was not found "
+    "under a data root, so the project's own seeded GP function and RFF draws stand in "
+    "(`--source generated`; same recipe, spec 5.2)"
+)
 #: The authors' published numbers and the spec's calibration runs (package data).
 PUBLISHED = load_published("frontierbo.quantum")
 #: Published R(q) as ``{setting: {method: {q: (mean, se)}}}``; Q-GP-UCB is the reference code.
@@ -234,21 +248,44 @@ def setting_specs(
 
 
 def unavailable(setting: str) -> str | None:
-    """Why ``setting`` cannot run on this install (the AutoML ones need scikit-learn), or None."""
-    from frontierbo.quantum.problems import automl_missing
+    """Why ``setting`` cannot run on this install (the AutoML ones need scikit-learn and the
+    Pima file), or None."""
+    from frontierbo.data import FETCH_COMMAND, data_available
+    from frontierbo.quantum.problems import PIMA_FILE, automl_missing
 
-    return automl_missing() if setting.startswith("automl") else None
+    if not setting.startswith("automl"):
+        return None
+    reasons = [automl_missing()]
+    if not data_available(PIMA_FILE):
+        reasons.append(f"needs {PIMA_FILE} (CC0) under a data root: {FETCH_COMMAND} pima")
+    return "; ".join(r for r in reasons if r) or None
 
 
 def check_options(params: dict) -> dict:
     """Validate the reproduction's own options (see :data:`DEFAULTS`)."""
     if params["source"] not in SOURCES:
         raise ValueError(f"source (--source) must be one of {SOURCES}, got {params['source']!r}")
+    params = resolve_source(params)
     unknown = [m for m in params["methods"] if m not in METHODS]
     if unknown or not params["methods"]:
         raise ValueError(f"methods must be among {list(METHODS)}, got {unknown or []}")
     flags = {"noisy": bool(params["noisy"]), "shape": bool(params["shape"])}
     return {**params, "methods": tuple(params["methods"]), **flags}
+
+
+def resolve_source(params: dict) -> dict:
+    """``source="auto"``: the reference file when present, else the project's draws (and
+    ``source_note`` says so); ``"reference"`` without the file fails here, before any run."""
+    from frontierbo.data import data_available, resolve_data_path
+    from frontierbo.quantum.problems import REFERENCE_FILE
+
+    source, note = params["source"], params.get("source_note")
+    if source == "auto":
+        source = "reference" if data_available(REFERENCE_FILE) else "generated"
+        note = None if source == "reference" else SOURCE_SUBSTITUTE
+    elif source == "reference":
+        resolve_data_path(REFERENCE_FILE)  # FileNotFoundError naming the places searched
+    return {**params, "source": source, "source_note": note}
 
 
 def build_specs(options: Options) -> list[RunSpec]:

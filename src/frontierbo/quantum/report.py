@@ -69,7 +69,8 @@ def reproduce(out, **options) -> dict:
     (AutoML), 3 runs and no T = 3e4 shape test. Own options: ``noisy`` (also run the reference
     code on noisy Qiskit-Aer circuits on the synthetic settings, 3 runs each; extra
     ``[quantum]``), ``source`` (the authors' synthetic function and RFF draws, ``"reference"``,
-    or the project's own, ``"generated"``), ``methods``, ``shape`` (run the shape test) and ``T``.
+    or the project's own, ``"generated"``; default ``"auto"``: the authors' when
+    ``quantum/synth_function.json`` is found, else the project's), ``methods``, ``shape`` (run the shape test) and ``T``.
     """
     return REPRODUCTION.reproduce(out, **options)
 
@@ -120,6 +121,7 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
     generated = [
         "The synthetic runs use the project's own function and RFF draws (`--source "
         "generated`), the published numbers the authors': compare orderings, not values.",
+        *([f"**Substitute**: {result['source_note']}."] if result.get("source_note") else []),
         "",
     ]
     header = [

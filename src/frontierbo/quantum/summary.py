@@ -69,7 +69,10 @@ def summarise_runs(records: list[dict]) -> dict:
 
 def header(options: Options) -> dict:
     """The fields of results.json that describe the invocation."""
-    return {"seed": options.seed, "source": options["source"]}
+    header = {"seed": options.seed, "source": options["source"]}
+    if options["source_note"]:
+        header["source_note"] = options["source_note"]
+    return header
 
 
 def summarise(records: list[dict], options: Options) -> dict:
