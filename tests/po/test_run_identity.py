@@ -90,3 +90,18 @@ def test_property_identity_does_not_depend_on_where_the_file_lies(tmp_path):
         problem = property_module.property_real(copy, seed=0, hyperparameters="thesis")
         checksums.append(problem_checksum(problem))
     assert checksums[0] == checksums[1]
+
+
+def test_synthetic_problem_does_not_depend_on_the_blas_thread_count():
+    """The same seed gives the same sample, whatever the process's BLAS threads: the sample is a
+    run's identity (its checksum), and a test process or a resumed sweep may run with other
+    thread limits than the first."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from frontierbo.po.problems.base import problem_checksum
+    from frontierbo.po.problems.synthetic import synthetic_gp_grid
+
+    checksums = set()
+    for threads in (1, 2):
+        with threadpoolctl.threadpool_limits(threads, user_api="blas"):
+            checksums.add(problem_checksum(synthetic_gp_grid(seed=0)))
+    assert len(checksums) == 1

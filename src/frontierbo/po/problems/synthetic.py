@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from frontierbo._threads import one_blas_thread
 from frontierbo._validation import SeedLike, as_generator, check_int, check_positive, check_vector
 from frontierbo.po.problems.base import (
     Problem,
@@ -91,11 +92,14 @@ def sample_gp_on_grid(
     sigma = math.sqrt(check_positive(signal_variance, "signal_variance"))
     size = check_int(size, "size", low=1)
     rng = as_generator(seed)
-    L1, j1 = jittered_cholesky(_se_1d(g1, lengthscale), _REL_JITTER)
-    L2, j2 = jittered_cholesky(_se_1d(g2, lengthscale), _REL_JITTER)
-    W = rng.standard_normal((size, g1.size, g2.size))
-    # F_k = L1 W_k L2^T has cov(F[a, b], F[a', b']) = K1[a, a'] K2[b, b'] = kron(K1, K2)[i, i'].
-    F = sigma * (L1 @ W @ L2.T)
+    # One BLAS thread: a threaded Cholesky or product rounds differently with the thread count,
+    # and the same seed must give the same sample (and problem checksum, a run's identity).
+    with one_blas_thread():
+        L1, j1 = jittered_cholesky(_se_1d(g1, lengthscale), _REL_JITTER)
+        L2, j2 = jittered_cholesky(_se_1d(g2, lengthscale), _REL_JITTER)
+        W = rng.standard_normal((size, g1.size, g2.size))
+        # F_k = L1 W_k L2^T: cov(F[a, b], F[a', b']) = K1[a, a'] K2[b, b'] = kron(K1, K2)[i, i']
+        F = sigma * (L1 @ W @ L2.T)
     return F.reshape(size, -1), max(j1, j2)
 
 
