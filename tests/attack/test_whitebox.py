@@ -97,3 +97,71 @@ def test_latent_pgd_searches_upsampled_fields():
     np.testing.assert_allclose(upsample(z, (4, 4, 1)), u, atol=1e-6)
     with pytest.raises(ValueError, match="side"):
         WhiteBoxPGD(victim, side=0)
+
+
+class EdgeFirst(torch.nn.Module):
+    """Two groups of 8 pixels, means ``a`` (first) and ``b``: logits ``1`` (class 0) and
+    ``20 (a + 0.5)(b - 0.2) + 2 b`` (class 1, the target). At ``a = -0.5`` (the box's edge) the
+    target's gradient pushes ``a`` down, off the box, until ``b`` passes 0.2; class 1 then wins
+    only once ``a`` has come back up: at ``a = -0.2``, ``b = 0.3`` its logit is 1.2."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.tensor(20.0))
+
+    def forward(self, x):
+        flat = x.reshape(x.shape[0], -1)
+        a, b = flat[:, :8].mean(1), flat[:, 8:].mean(1)
+        target = self.scale * (a + 0.5) * (b - 0.2) + 2.0 * b
+        return torch.stack([torch.ones_like(target), target], dim=1)
+
+
+def _edge_oracle(victim):
+    x0 = np.concatenate([np.full(8, -0.5), np.zeros(8)]).reshape(4, 4, 1)  # class 0
+    return QueryOracle(victim, x0, 1, 0.3, budget=1)
+
+
+def test_pgd_moves_pixels_back_from_the_box_edge():
+    """A pixel pushed past the image box must not freeze: the default PGD reaches the target
+    (the earlier PGD, which kept u in [-1, 1] only, froze the first 8 pixels at -0.5)."""
+    victim = Victim(EdgeFirst(), (4, 4, 1))
+    result = execute(WhiteBoxPGD(victim), _edge_oracle(victim), seed=0)
+    assert result.success and result.queries == 1
+    assert result.x_adv[:2].mean() > -0.4  # the first 8 pixels came back up
+    earlier = WhiteBoxPGD(victim, starts=2, losses=("objective",), project=False, decay=False)
+    assert not execute(earlier, _edge_oracle(victim), seed=0).success
+
+
+@pytest.mark.parametrize("loss", ["objective", "ce", "margin"])
+def test_pgd_keeps_u_in_the_box_the_clip_leaves_alone(loss):
+    """In clip mode every iterate lies in [max(-1, (lower - x0)/delta), min(1, (upper -
+    x0)/delta)] (so x0 + delta u needs no clip); in rescale mode in [-1, 1]."""
+    victim = _victim()
+    x0 = np.linspace(-0.5, 0.5, 16).reshape(4, 4, 1)  # both edges and the inside
+    oracle = QueryOracle(victim, x0, 2, 0.3, budget=1)  # class 2 never wins: every step runs
+    pgd = WhiteBoxPGD(victim, steps=30, losses=(loss,))
+    low, high = pgd.bounds(oracle)
+    np.testing.assert_allclose(low, np.maximum(-1, (-0.5 - x0) / 0.3))
+    np.testing.assert_allclose(high, np.minimum(1, (0.5 - x0) / 0.3))
+    seen = []
+
+    def up(u):  # the identity at full resolution, recording every iterate
+        seen.append(u.detach()[0].numpy().astype(float))
+        return u
+
+    with torch.enable_grad():
+        for z0 in (np.zeros(x0.shape), np.random.default_rng(0).uniform(low, high)):
+            assert not pgd._ascend(oracle, z0, up, loss, low, high)[2]
+    assert len(seen) == 2 * 31
+    assert all(np.all(u >= low - 1e-6) and np.all(u <= high + 1e-6) for u in seen)  # float32
+    assert any(np.any(u <= low + 1e-6) and np.any(u >= high - 1e-6) for u in seen)  # at the edges
+    rescale = QueryOracle(victim, x0, 2, 0.3, budget=1, range_mode="rescale")
+    low, high = pgd.bounds(rescale)
+    assert np.all(low == -1) and np.all(high == 1)
+
+
+def test_invalid_losses_are_named():
+    with pytest.raises(ValueError, match="losses"):
+        WhiteBoxPGD(_victim(), losses=("hinge",))
+    with pytest.raises(ValueError, match="losses"):
+        WhiteBoxPGD(_victim(), losses=())

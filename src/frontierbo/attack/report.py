@@ -46,7 +46,8 @@ NOTES = [
     "attacked 20 images; the thesis's CIFAR text claims a 9.54 % smaller mean than BayesOpt, "
     "which its own Table 5.3 contradicts (253.5 vs 247.49, spec E5).",
     "White-box PGD (reference) is not a black-box attack: it reads the victim's gradients "
-    "(200 sign steps, two starts) in the same ball and range mode, and its one checked query "
+    "(six starts of 200 sign steps on the logit margin, cross-entropy and (5.2), projected "
+    "onto the image box) in the same ball and range mode, and its one checked query "
     "proves an instance reachable. Its ASR bounds what the black-box attacks can be expected "
     "to reach on this victim; it has no query counts.",
 ]
