@@ -8,8 +8,8 @@ identity must not depend on anything measured at run time, such as a fit's wall-
 which differ in every process), the killed process's record kept as it was, and every planned
 run stored exactly once. The planned runs come from a third process, this one.
 
-The cheapest settings each reproduction allows are used; a case that takes more than ~20 s on
-two cores is marked slow (CI's second call runs them).
+The cheapest settings each reproduction allows are used; the README's test command runs one
+dataset per system (:data:`QUICK_CASE`), CI's second call (``-m slow``) the others.
 """
 
 from __future__ import annotations
@@ -29,26 +29,33 @@ from frontierbo.io import to_jsonable
 from frontierbo.registry import SYSTEM_MODULES, systems
 
 #: Per system: the arguments after ``--quick --datasets <d>`` that make its smallest sweep with
-#: at least two runs, the same as options of its Reproduction, and its slow datasets (> ~20 s).
+#: at least two runs, and the same as options of its Reproduction.
 CHEAPEST = {
-    "po-gp-ucb": (["--runs", "1"], {"runs": 1}, {"loan", "property", "branin"}),
-    "ldp-bo": (["--runs", "1"], {"runs": 1}, set()),
-    "quantum-bo": (["--runs", "1"], {"runs": 1}, set()),
-    "macro-bo": (["--runs", "1"], {"runs": 1}, {"traffic", "temperature"}),
+    "po-gp-ucb": (["--runs", "1"], {"runs": 1}),
+    "ldp-bo": (["--runs", "1"], {"runs": 1}),
+    "quantum-bo": (["--runs", "1"], {"runs": 1}),
+    "macro-bo": (["--runs", "1"], {"runs": 1}),
     # BOS² itself is minutes per run; GenAttack on one image and two targets is the cheapest
     # sweep with two runs (the store and the identity do not depend on the method).
     "bos2": (
         ["--runs", "1", "--targets", "2", "--methods", "genattack"],
         {"runs": 1, "targets": 2, "methods": ("genattack",)},
-        {"mnist"},
     ),
 }
 REPRODUCTIONS = {
     system.name: importlib.import_module(module.rpartition(".")[0] + ".report").REPRODUCTION
     for module, system in zip(SYSTEM_MODULES, systems(), strict=True)
 }
+#: The one dataset per system in the README's test command; the others run in CI's slow call.
+QUICK_CASE = {
+    "po-gp-ucb": "synthetic",
+    "ldp-bo": "synthetic-se",
+    "quantum-bo": "synthetic-bernoulli",
+    "macro-bo": "plankton",
+    "bos2": "cifar10",
+}
 CASES = [
-    pytest.param(name, dataset, marks=[pytest.mark.slow] if dataset in CHEAPEST[name][2] else [])
+    pytest.param(name, dataset, marks=[] if QUICK_CASE[name] == dataset else [pytest.mark.slow])
     for name, reproduction in REPRODUCTIONS.items()
     for dataset in reproduction.datasets
 ]
@@ -56,9 +63,9 @@ _CLI = "import sys; from frontierbo.cli import main; sys.exit(main(sys.argv[1:])
 
 
 def test_every_system_has_a_cheapest_setting():
-    assert set(CHEAPEST) == set(REPRODUCTIONS)
-    for name, (_, _, slow) in CHEAPEST.items():
-        assert slow <= set(REPRODUCTIONS[name].datasets), name
+    assert set(CHEAPEST) == set(REPRODUCTIONS) == set(QUICK_CASE)
+    for name, dataset in QUICK_CASE.items():
+        assert dataset in REPRODUCTIONS[name].datasets, name
 
 
 def _command(name: str, dataset: str, out: Path) -> list[str]:
