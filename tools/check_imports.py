@@ -2,7 +2,7 @@
 
 Layers, lowest first (a module may import its own layer and the layers below it):
 
-    0  _validation, _deprecation, _threads
+    0  _validation, _threads
     1  io, data                      CSV / JSON / atomic writes; data-root resolution and checksums
     2  core                          kernels, GP, fitting, acquisition, the loop
     3  dp                            samplers, accounting, audit statistics
@@ -11,8 +11,6 @@ Layers, lowest first (a module may import its own layer and the layers below it)
        dashboard                     the live page over a snapshot; the study dashboard
     5  po, ldp, quantum, ...         one package per system; a system never imports another system
     6  registry, cli, data_cli       the list of systems, the thin dispatcher, `frontierbo data`
-       _compat, privacy, problems,   deprecated aliases of the paths that moved (issue 9)
-       userdata
 
 Every ``import`` and ``from ... import`` is read with ``ast`` (including the ones inside
 functions, which run lazily but are edges all the same). Run ``python tools/check_imports.py`` to
@@ -32,7 +30,6 @@ SRC = Path(__file__).resolve().parents[1] / "src" / PACKAGE
 #: Top-level module or package -> layer.
 SHARED_LAYERS = {
     "_validation": 0,
-    "_deprecation": 0,
     "_threads": 0,
     "io": 1,
     "data": 1,
@@ -44,10 +41,6 @@ SHARED_LAYERS = {
     "registry": 6,
     "cli": 6,
     "data_cli": 6,
-    "_compat": 6,
-    "privacy": 6,
-    "problems": 6,
-    "userdata": 6,
     "__init__": 6,
     "__main__": 6,
 }

@@ -1,14 +1,11 @@
 """The oracle's target accuracy is called ``accuracy`` (``epsilon`` is a privacy budget in
-frontierbo): the new names work without warnings, the old keyword ``epsilon=`` (``epsilon_a=``,
-``epsilon_scale=``, ``epsilons=``) warns and gives the same numbers, the old attributes are
-read-only aliases, and positional calls are unchanged (issue 9)."""
+frontierbo): keyword and positional calls agree (issue 9)."""
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -27,25 +24,6 @@ from frontierbo.quantum.oracles import (
 from frontierbo.quantum.q_gp_ucb import QGPUCB, ClassicalGPUCB, Stage
 from frontierbo.quantum.rewards import AmplitudeEncoding, BernoulliReward, GaussianReward
 
-DEPRECATED = r"\(epsilon=\.\.\.\) is deprecated, pass accuracy=\.\.\. \(the same value\)"
-
-
-@pytest.fixture(autouse=True)
-def _new_names_are_silent():
-    """Every call that does not use ``pytest.warns`` must not warn (the new names are clean)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)
-        yield
-
-
-def _old(call, match=DEPRECATED):
-    """``call()`` under the old keyword: one DeprecationWarning pointing at this file."""
-    with pytest.warns(DeprecationWarning, match=match) as record:
-        out = call()
-    assert len(record) == 1 and record[0].filename == __file__  # stacklevel: the caller
-    return out
-
-
 ORACLES = {
     "iqae": lambda: IQAEOracle(4, encoding="reference"),
     "iqae-fixed": lambda: IQAEOracle(0, encoding="reference", seed_mode="fixed"),
@@ -56,32 +34,29 @@ ORACLES = {
 
 
 @pytest.mark.parametrize("name", list(ORACLES))
-def test_oracle_estimate_positional_new_and_old_keyword_agree(name):
+def test_oracle_estimate_positional_and_keyword_agree(name):
     reward = GaussianReward(0.6, 0.3)
     runs = {}
-    for how in ("positional", "accuracy", "epsilon"):
+    for how in ("positional", "accuracy"):
         oracle = ORACLES[name]()
         out = []
         for acc in (0.5, 0.1, 0.03):
             if how == "positional":
                 out.append(oracle.estimate(reward, acc, 0.05))
-            elif how == "accuracy":
-                out.append(oracle.estimate(reward, accuracy=acc, delta=0.05))
             else:
-                out.append(_old(lambda o=oracle, a=acc: o.estimate(reward, epsilon=a, delta=0.05)))
+                out.append(oracle.estimate(reward, accuracy=acc, delta=0.05))
         runs[how] = out
-    assert runs["positional"] == runs["accuracy"] == runs["epsilon"]
+    assert runs["positional"] == runs["accuracy"]
     assert runs["positional"][0] != runs["positional"][2]  # the accuracy does act (or the draws)
 
 
-def test_qiskit_oracle_keeps_the_old_keyword():
+def test_qiskit_oracle_accuracy_keyword():
     pytest.importorskip("qiskit_algorithms")
     from frontierbo.quantum.circuits import QiskitIQAEOracle
 
     reward = BernoulliReward(0.3)
     new = QiskitIQAEOracle(seed=7).estimate(reward, accuracy=0.1, delta=0.05)
-    old = _old(lambda: QiskitIQAEOracle(seed=7).estimate(reward, epsilon=0.1, delta=0.05))
-    assert new == old == QiskitIQAEOracle(seed=7).estimate(reward, 0.1, 0.05)
+    assert new == QiskitIQAEOracle(seed=7).estimate(reward, 0.1, 0.05)
     assert list(inspect.signature(QiskitIQAEOracle.estimate).parameters)[1:3] == [
         "reward",
         "accuracy",
@@ -91,59 +66,37 @@ def test_qiskit_oracle_keeps_the_old_keyword():
 def test_query_count_helpers():
     reward = GaussianReward(0.0, 0.3)
     assert fallback_queries(accuracy_a=0.5, alpha=0.05) == fallback_queries(0.5, 0.05) == 6
-    old = _old(lambda: fallback_queries(epsilon_a=0.5, alpha=0.05), r"\(epsilon_a=\.\.\.\)")
-    assert old == 6
     assert lemma1_queries(accuracy=0.05, delta=1e-3, sigma=0.5) == lemma1_queries(
         0.05, 1e-3, sigma=0.5
     )
-    old = _old(lambda: lemma1_queries(epsilon=0.05, delta=1e-3, sigma=0.5))
-    assert old == lemma1_queries(0.05, 1e-3, sigma=0.5)
     n = ClassicalMonteCarloOracle.sample_size(reward, 0.1, 0.05)
     assert n == math.ceil(2 * 0.09 * math.log(40) / 0.01)
     assert ClassicalMonteCarloOracle.sample_size(reward, accuracy=0.1, delta=0.05) == n
-    assert _old(lambda: ClassicalMonteCarloOracle.sample_size(reward, epsilon=0.1, delta=0.05)) == n
     theory = TheoryOracle(0)
     planned = theory.planned_queries(reward, 0.1, 0.01)
     assert theory.planned_queries(reward, accuracy=0.1, delta=0.01) == planned
-    assert _old(lambda: theory.planned_queries(reward, epsilon=0.1, delta=0.01)) == planned
     result = iqae_simulate(0.3, 0.5, 0.05, 0)  # every round at k = 0: the fallback count
     assert count_queries(result, 0.5, 0.05, "reference") == 6
-    old = _old(
-        lambda: count_queries(result, epsilon_a=0.5, alpha=0.05, query_count="reference"),
-        r"count_queries\(epsilon_a=\.\.\.\) is deprecated, pass accuracy_a=",
-    )
-    assert old == 6
+    assert count_queries(result, accuracy_a=0.5, alpha=0.05, query_count="reference") == 6
 
 
 def test_amplitude_encoding_names():
     enc = GaussianReward(0.85, 0.3).encoding("reference")
-    assert enc.accuracy_scale == enc.epsilon_scale == pytest.approx(1 / 0.9)
+    assert enc.accuracy_scale == pytest.approx(1 / 0.9)
     assert enc.accuracy_a(0.09) == enc.accuracy_a(accuracy=0.09) == pytest.approx(0.1)
-    assert enc.epsilon_a(0.09) == enc.accuracy_a(0.09)  # the old method name, an alias
-    assert _old(lambda: enc.accuracy_a(epsilon=0.09)) == enc.accuracy_a(0.09)
     built = AmplitudeEncoding(0.5, 0.0, 1.0, 2.0)
     assert built == AmplitudeEncoding(amplitude=0.5, offset=0.0, scale=1.0, accuracy_scale=2.0)
-    old = _old(
-        lambda: AmplitudeEncoding(amplitude=0.5, offset=0.0, scale=1.0, epsilon_scale=2.0),
-        r"AmplitudeEncoding\(epsilon_scale=\.\.\.\) is deprecated, pass accuracy_scale",
-    )
-    assert old == built
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.accuracy_scale = 3.0
-    with pytest.raises(AttributeError):
-        built.epsilon_scale = 3.0
 
 
 def test_stage_record():
     stage = Stage(3, 1.5, 0.2, 0.4, 0.4)
-    assert stage.accuracy == stage.epsilon == 0.4
+    assert stage.accuracy == 0.4
     assert stage == Stage(index=3, width=1.5, mean=0.2, std=0.4, accuracy=0.4)
-    old = _old(lambda: Stage(index=3, width=1.5, mean=0.2, std=0.4, epsilon=0.4))
-    assert old == stage and "accuracy=0.4" in repr(stage)
-    with pytest.raises(AttributeError):
-        stage.epsilon = 0.1
-    with pytest.raises(TypeError, match="accuracy only"):
-        Stage(index=3, width=1.5, mean=0.2, std=0.4, accuracy=0.4, epsilon=0.4)
+    assert "accuracy=0.4" in repr(stage)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stage.accuracy = 0.1
 
 
 def _gram(X):
@@ -152,52 +105,39 @@ def _gram(X):
 
 @pytest.mark.parametrize("cls", [QGPUCB, ClassicalGPUCB, QLinUCB, LinUCB])
 def test_tell_and_observe_keywords(cls):
-    """Positional, ``accuracy=`` and ``epsilon=`` (warns) build the same posterior and stages."""
+    """Positional and ``accuracy=`` build the same posterior and stages."""
     X = np.random.default_rng(9).uniform(0, 1, size=(8, 2))
     points = X if cls in (QLinUCB, LinUCB) else _gram(X)
-    algos = {how: cls(points, width=1.2) for how in ("positional", "accuracy", "epsilon")}
+    algos = {how: cls(points, width=1.2) for how in ("positional", "accuracy")}
     stages = {how: [] for how in algos}
     for how, algo in algos.items():
         if how == "positional":
             algo.observe(0, 0.3, 0.8)
-        elif how == "accuracy":
-            algo.observe(0, 0.3, accuracy=0.8)
         else:
-            _old(lambda a=algo: a.observe(0, 0.3, epsilon=0.8))
+            algo.observe(0, 0.3, accuracy=0.8)
         for _ in range(4):
             s = algo.ask()
             y = 0.1 * s.index
             if how == "positional":
                 algo.tell(s.index, y, s.accuracy)
-            elif how == "accuracy":
-                algo.tell(s.index, y, accuracy=s.accuracy)
             else:
-                _old(lambda a=algo, s=s, y=y: a.tell(s.index, y, epsilon=s.epsilon))
+                algo.tell(s.index, y, accuracy=s.accuracy)
             stages[how].append(s)
-    assert stages["positional"] == stages["accuracy"] == stages["epsilon"]
-    for how in ("accuracy", "epsilon"):
-        np.testing.assert_array_equal(algos[how].mean, algos["positional"].mean)
-        np.testing.assert_array_equal(algos[how].std, algos["positional"].std)
+    assert stages["positional"] == stages["accuracy"]
+    np.testing.assert_array_equal(algos["accuracy"].mean, algos["positional"].mean)
+    np.testing.assert_array_equal(algos["accuracy"].std, algos["positional"].std)
 
 
 def test_staged_run_record():
     run = StagedRun()
     run.append(9, 0.5, 6, 1.0, 0.2, float("nan"))
     run.append(1, 0.25, 4, accuracy=0.3, estimate=0.2, beta=1.0)
-    _old(lambda: run.append(0, 0.0, 100, epsilon=0.01, estimate=1.0, beta=1.0))
-    assert run.accuracies == [1.0, 0.3, 0.01]
-    assert run.epsilons is run.accuracies  # the old name reads the same list
-    with pytest.raises(AttributeError):
-        run.epsilons = []
-    old = _old(
-        lambda: StagedRun(points=[1], epsilons=[0.5]),
-        r"StagedRun\(epsilons=\.\.\.\) is deprecated, pass accuracies=",
-    )
-    assert old == StagedRun(points=[1], accuracies=[0.5])
+    assert run.accuracies == [1.0, 0.3]
+    assert run.total_queries == 10 and run.num_stages == 2
 
 
-class _OldStyleOracle:
-    """A user's oracle written for the old signature (keyword ``epsilon``)."""
+class _OtherNameOracle:
+    """A user's oracle that calls the accuracy ``epsilon`` (the papers' name)."""
 
     def __init__(self, seed):
         self.inner = IQAEOracle(seed, encoding="reference")
@@ -206,8 +146,8 @@ class _OldStyleOracle:
         return self.inner.estimate(reward, epsilon, delta)
 
 
-class _OldStyleAlgorithm:
-    """A user's algorithm written for the old ``tell(index, y, epsilon)``."""
+class _OtherNameAlgorithm:
+    """A user's algorithm with ``tell(index, y, epsilon)``."""
 
     def __init__(self, gram):
         self.inner = QGPUCB(gram, n_arms=6)
@@ -223,8 +163,8 @@ class _OldStyleAlgorithm:
 
 
 def test_run_stages_calls_by_position():
-    """``run_stages`` passes the accuracy by position, so old-style oracles and algorithms work
-    (no warning: the autouse fixture turns one into an error) and give the same run."""
+    """``run_stages`` passes the accuracy by position, so an oracle and an algorithm that name
+    that parameter otherwise work and give the same run."""
     rng = np.random.default_rng(2)
     X = rng.uniform(0, 1, size=(7, 2))  # 6 arms and one extra initial point
     values = np.array([0.2, 0.9, 0.5, 0.85, 0.1, 0.4])
@@ -243,10 +183,10 @@ def test_run_stages_calls_by_position():
         initial=initial,
     )
     old = run_stages(
-        _OldStyleAlgorithm(K), rewards, values, _OldStyleOracle(5), 2000, initial=initial
+        _OtherNameAlgorithm(K), rewards, values, _OtherNameOracle(5), 2000, initial=initial
     )
     assert new.num_stages > 5
     for name in ("points", "gaps", "queries", "accuracies", "estimates"):
         assert getattr(new, name) == getattr(old, name), name
     assert new.betas[1:] == old.betas[1:] and math.isnan(new.betas[0])
-    assert new.accuracies[0] == 1.0 and new.accuracies[1:] == new.epsilons[1:]
+    assert new.accuracies[0] == 1.0

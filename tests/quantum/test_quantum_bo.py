@@ -114,29 +114,8 @@ def test_ask_returns_ucb_argmax_and_accuracy():
     ucb = algo.mean + 1.5 * algo.std
     assert stage.index == int(np.argmax(ucb))
     assert stage.accuracy == pytest.approx(algo.std[stage.index])
-    assert stage.width == stage.beta == 1.5
+    assert stage.width == 1.5
     assert QGPUCB(Phi @ Phi.T, width="log").width() == 1.0  # 1 + ln n with n = 0 observations
-
-
-@pytest.mark.parametrize(
-    ("cls", "value"),
-    [(QGPUCB, 1.5), (QGPUCB, "theory"), (ClassicalGPUCB, 2.0), (QLinUCB, 0.7), (LinUCB, "theory")],
-)
-def test_beta_keyword_is_a_deprecated_alias_of_width(cls, value):
-    """``beta=`` (a multiplier of sigma here) still works, warns, and gives the same stages."""
-    X = np.random.default_rng(8).uniform(0, 1, size=(7, 2))
-    points = X if cls in (QLinUCB, LinUCB) else np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))
-    new = cls(points, width=value)
-    with pytest.warns(DeprecationWarning, match=r"beta=\.\.\.\) is deprecated, pass width"):
-        old = cls(points, beta=value)
-    assert old.width_rule == old.beta_rule == new.width_rule
-    for _ in range(5):
-        a, b = new.ask(), old.ask()
-        assert a == b and old.beta() == old.width() == new.width()
-        new.tell(a.index, 0.1 * a.index, a.accuracy)
-        old.tell(b.index, 0.1 * b.index, b.accuracy)
-    with pytest.raises(TypeError, match="width only"):
-        cls(points, width=value, beta=value)
 
 
 def test_extra_points_are_observed_but_never_chosen():

@@ -269,13 +269,6 @@ def test_automl_by_name_reuses_the_svm(automl):
     p = get_quantum_problem("automl-sigma0.01", svm=automl.value_at)
     assert p.sigma == 0.01 and p.name == "automl-sigma0.01"
     np.testing.assert_array_equal(p.values, automl.values)
-    # accuracy= (the old name: accuracy now means an oracle's target accuracy) warns, same problem
-    with pytest.warns(DeprecationWarning, match=r"get_quantum_problem\(accuracy=\.\.\.\) is"):
-        old = get_quantum_problem("automl-sigma0.01", accuracy=automl.value_at)
-    np.testing.assert_array_equal(old.values, p.values)
-    assert old.info == p.info
-    with pytest.raises(TypeError, match="svm only"):
-        get_quantum_problem("automl-sigma0.01", svm=automl.value_at, accuracy=automl.value_at)
 
 
 def test_quantum_problem_names():

@@ -10,8 +10,6 @@ Two names, one meaning each, library-wide:
   take a width, and so do the LDP and quantum algorithms, whose papers write their sigma
   multiplier as ``beta_t`` (the LDP paper functions keep that symbol in their names, e.g.
   :func:`frontierbo.ldp.parameters.ata_beta`, and document that they return a width).
-  A sigma multiplier that a public API still takes as ``beta=`` is a deprecated alias of
-  ``width=`` (:func:`resolve_width`).
 
 Selection (:func:`select_ucb`, :func:`select_max`) is written once here for every UCB method:
 rows in ``exclude`` (observed rows, as an index array or a boolean mask) get ``-inf``; ties are
@@ -24,11 +22,11 @@ excluded raises :class:`AllExcludedError`.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
 
-from frontierbo._deprecation import both_names_error, warn_renamed
 from frontierbo._validation import check_int, check_positive, check_probability, check_real
 
 __all__ = [
@@ -92,21 +90,22 @@ def resolve_width(width, beta, *, default, owner: str):
     """The value of a ``width=`` keyword whose deprecated alias is ``beta=`` (a sigma multiplier).
 
     ``beta`` given: a ``DeprecationWarning`` and its value, unchanged; both given: ``TypeError``;
-    neither: ``default``. ``owner`` names the callable in the messages. (The keyword-only form of
-    :func:`frontierbo._deprecation.renamed_keyword`, for parameters with a default.)
+    neither: ``default``. ``owner`` names the callable in the messages.
+
+    Left only for ``run_quantum_on_csv(beta=)`` and ``run quantum-bo --beta``
+    (:mod:`frontierbo.quantum.userdata`, :mod:`frontierbo.quantum.cli`); delete it with them.
     """
     if beta is None:
         return default if width is None else width
     if width is not None:
-        raise both_names_error(owner, "beta", "width")
-    warn_renamed(owner, "beta", "width", reason=_WIDTH_RENAME, stacklevel=3)
+        raise TypeError(f"{owner}: pass width only (beta is its deprecated alias), got both")
+    warnings.warn(
+        f"{owner}(beta=...) is deprecated, pass width=... (the same value): in frontierbo a "
+        "multiplier of sigma is called width, and beta means UCB = mean + sqrt(beta) * std",
+        DeprecationWarning,
+        stacklevel=3,
+    )
     return beta
-
-
-_WIDTH_RENAME = (
-    "in frontierbo a multiplier of sigma is called width, and beta means UCB = mean + "
-    "sqrt(beta) * std"
-)
 
 
 # -- scores ------------------------------------------------------------------------------------

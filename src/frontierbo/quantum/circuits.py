@@ -77,7 +77,6 @@ from frontierbo.quantum.rewards import (
     BernoulliReward,
     GaussianReward,
     RewardDistribution,
-    renamed_keyword,
 )
 
 __all__ = [
@@ -380,7 +379,6 @@ iqae_simulate`).
 
         return _SeededSampler(inner, job_seeds, self.max_iterations)
 
-    @renamed_keyword("epsilon", "accuracy")
     def estimate(
         self, reward: RewardDistribution, accuracy: float, delta: float
     ) -> tuple[float, int]:

@@ -27,7 +27,6 @@ import math
 import numpy as np
 
 from frontierbo._validation import check_matrix, check_real
-from frontierbo.core.acquisition import resolve_width
 from frontierbo.quantum.q_gp_ucb import QGPUCB, ClassicalGPUCB
 
 __all__ = ["LinUCB", "QLinUCB", "linear_gram"]
@@ -44,7 +43,7 @@ class QLinUCB(QGPUCB):
 
     ``width="theory"`` (default) uses Theorem 6's radius with bounds ``S >= ||theta*||`` and
     ``L >= max ||x||`` (default: the largest input norm); other ``width`` values as
-    :class:`QGPUCB`. ``beta`` is the deprecated alias of ``width``.
+    :class:`QGPUCB`.
     """
 
     def __init__(
@@ -53,14 +52,12 @@ class QLinUCB(QGPUCB):
         *,
         n_arms=None,
         lam=1.0,
-        width=None,
+        width="theory",
         S=1.0,
         L=None,
         delta=0.1,
         weighting="paper",
-        beta=None,
     ):
-        width = resolve_width(width, beta, default="theory", owner=type(self).__name__)
         X = check_matrix(points, "points")
         self.d = X.shape[1]
         self.S = check_real(S, "S", low=0.0, low_open=False)
@@ -88,7 +85,7 @@ class QLinUCB(QGPUCB):
 class LinUCB(ClassicalGPUCB):
     """LinUCB / OFUL on inputs ``points``; ``width="theory"`` (default) is OFUL's radius with
     sub-Gaussian noise scale ``R``; a number is a constant multiplier of ``sigma`` (the
-    experiments). ``beta`` is the deprecated alias of ``width``."""
+    experiments)."""
 
     def __init__(
         self,
@@ -96,14 +93,12 @@ class LinUCB(ClassicalGPUCB):
         *,
         n_arms=None,
         lam=1.0,
-        width=None,
+        width="theory",
         R=1.0,
         S=1.0,
         L=None,
         delta=0.1,
-        beta=None,
     ):
-        width = resolve_width(width, beta, default="theory", owner=type(self).__name__)
         X = check_matrix(points, "points")
         self.d = X.shape[1]
         self.R = check_real(R, "R", low=0.0)

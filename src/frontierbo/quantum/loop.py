@@ -3,8 +3,7 @@
 A *stage* is one UCB decision plus one call ``oracle.estimate(reward, accuracy, delta)``; the
 oracle reports how many queries it spent (``accuracy`` is the target accuracy of the estimate,
 the paper's ``epsilon_s``).  The loop passes the accuracy by position to the oracle and to the
-algorithm's ``tell`` / ``observe``, so oracles and algorithms written with the old parameter name
-``epsilon`` keep working.  Classical GP-UCB / LinUCB are the same loop with
+algorithm's ``tell`` / ``observe``, whatever their parameter is called.  Classical GP-UCB / LinUCB are the same loop with
 :class:`SinglePullOracle` (one pull, one query, weight 1).  Regret is charged per query (paper
 section 3.2): a stage on an arm with gap ``g`` that spent ``N`` queries adds ``N g``.
 
@@ -32,7 +31,6 @@ from frontierbo._validation import (
 )
 from frontierbo.core.loop import Feedback, run_loop
 from frontierbo.quantum.oracles import MeanOracle
-from frontierbo.quantum.rewards import renamed_field, renamed_keyword
 
 __all__ = ["SinglePullOracle", "StagedRun", "run_stages"]
 
@@ -47,21 +45,19 @@ class SinglePullOracle:
     def __init__(self, rng: SeedLike = None):
         self.rng = rng if isinstance(rng, np.random.RandomState) else as_generator(rng, "rng")
 
-    @renamed_keyword("epsilon", "accuracy")
     def estimate(self, reward, accuracy: float, delta: float) -> tuple[float, int]:
         """One draw: ``(reward sample, 1)``; ``accuracy`` and ``delta`` are ignored."""
         return float(reward.sample(self.rng)), 1
 
 
-@renamed_field("epsilons", "accuracies")
 @dataclass
 class StagedRun:
     """Record of one run, one entry per stage (the initial point, if any, is stage 0).
 
     ``points`` are GP point indices (``>= n_arms`` for an extra point such as a continuous initial
     input); ``gaps`` are ``f_max - f(point)``; ``queries`` the oracle queries of each stage;
-    ``accuracies`` the target accuracy each stage's estimate was asked for (``epsilons`` is its
-    old, read-only name); ``betas`` the UCB width used (NaN for the initial point).
+    ``accuracies`` the target accuracy each stage's estimate was asked for; ``betas`` the UCB
+    width used (NaN for the initial point).
     """
 
     points: list[int] = field(default_factory=list)
@@ -71,7 +67,6 @@ class StagedRun:
     estimates: list[float] = field(default_factory=list)
     betas: list[float] = field(default_factory=list)
 
-    @renamed_keyword("epsilon", "accuracy")
     def append(self, point, gap, queries, accuracy, estimate, beta) -> None:
         self.points.append(int(point))
         self.gaps.append(float(gap))
@@ -170,7 +165,7 @@ def run_stages(
             feedback.cost,
             stage.accuracy,
             feedback.value,
-            stage.beta,
+            stage.width,
         )
 
     run_loop(

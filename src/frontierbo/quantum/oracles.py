@@ -11,8 +11,7 @@
 privacy budget) is the target accuracy on the reward scale and ``delta`` the failure probability:
 the guarantee is ``P(|estimate - E[reward]| > accuracy) <= delta`` (for the ``"reference"``
 Gaussian encoding the error scale is ``(4/pi) accuracy``, see :mod:`frontierbo.quantum.rewards`).
-``accuracy_a`` (``eps_a``) is the same target on the amplitude scale.  The old keywords
-``epsilon=`` and ``epsilon_a=`` still work, with a ``DeprecationWarning``.
+``accuracy_a`` (``eps_a``) is the same target on the amplitude scale.
 ``queries`` is the number of oracle queries charged to the arm: each one costs one classical pull
 in the paper's regret (spec section 1.2).
 
@@ -33,7 +32,7 @@ import numpy as np
 
 from frontierbo._validation import SeedLike, as_generator, check_real
 from frontierbo.quantum.iqae import iqae_simulate
-from frontierbo.quantum.rewards import ENCODINGS, RewardDistribution, renamed_keyword
+from frontierbo.quantum.rewards import ENCODINGS, RewardDistribution
 
 __all__ = [
     "QUERY_COUNTS",
@@ -60,7 +59,6 @@ class MeanOracle(Protocol):
     ) -> tuple[float, int]: ...
 
 
-@renamed_keyword("epsilon_a", "accuracy_a")
 def fallback_queries(accuracy_a: float, alpha: float) -> int:
     """Reference code's query count when IQAE used no Grover power (6 at ``accuracy_a = 0.5``):
     ``ceil((0.8 / eps_a) ln((2/alpha) log2(pi / (4 eps_a))))``."""
@@ -80,7 +78,6 @@ def _check_choice(value: str, name: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-@renamed_keyword("epsilon_a", "accuracy_a")
 def count_queries(result, accuracy_a: float, alpha: float, query_count: str) -> int:
     """Queries charged for one IQAE run (an ``IQAEResult`` or anything with the same two fields)."""
     if query_count == "applications":
@@ -130,7 +127,6 @@ class IQAEOracle:
         self.shots = shots
         self.last_result = None
 
-    @renamed_keyword("epsilon", "accuracy")
     def estimate(
         self, reward: RewardDistribution, accuracy: float, delta: float
     ) -> tuple[float, int]:
@@ -169,7 +165,6 @@ class ClassicalMonteCarloOracle:
         self.max_samples = max_samples
 
     @staticmethod
-    @renamed_keyword("epsilon", "accuracy")
     def sample_size(reward: RewardDistribution, accuracy: float, delta: float) -> int:
         """The number of pulls ``n`` of the class docstring."""
         eps, delta = _check_targets(accuracy, delta)
@@ -180,7 +175,6 @@ class ClassicalMonteCarloOracle:
             n = (values.max() - values.min()) ** 2 * math.log(2 / delta) / (2 * eps**2)
         return max(1, int(math.ceil(n)))
 
-    @renamed_keyword("epsilon", "accuracy")
     def estimate(
         self, reward: RewardDistribution, accuracy: float, delta: float
     ) -> tuple[float, int]:
@@ -200,7 +194,6 @@ class ClassicalMonteCarloOracle:
         return self.rng.binomial(n, reward.p) / n
 
 
-@renamed_keyword("epsilon", "accuracy")
 def lemma1_queries(
     accuracy: float, delta: float, *, C: float = 2.0, sigma: float | None = None
 ) -> float:
@@ -237,13 +230,11 @@ class TheoryOracle:
         self.C = check_real(C, "C", low=1.0)
         self.bounded = bool(bounded)
 
-    @renamed_keyword("epsilon", "accuracy")
     def planned_queries(self, reward: RewardDistribution, accuracy: float, delta: float) -> int:
         """Line 4's ``ceil(N)`` (:func:`lemma1_queries`), known before the call."""
         sigma = None if self.bounded else getattr(reward, "sigma", None)
         return int(math.ceil(lemma1_queries(accuracy, delta, C=self.C, sigma=sigma)))
 
-    @renamed_keyword("epsilon", "accuracy")
     def estimate(
         self, reward: RewardDistribution, accuracy: float, delta: float
     ) -> tuple[float, int]:

@@ -40,7 +40,7 @@ from frontierbo._validation import (
     check_vector,
 )
 from frontierbo.data import resolve_data_path, verify_sha256
-from frontierbo.quantum.rewards import BernoulliReward, GaussianReward, renamed_keyword
+from frontierbo.quantum.rewards import BernoulliReward, GaussianReward
 
 __all__ = [
     "AUTOML_GRID",
@@ -643,11 +643,6 @@ def automl_domain() -> np.ndarray:
     return np.array([[ci, gj] for ci in AUTOML_GRID for gj in AUTOML_GRID], dtype=float)
 
 
-#: Why ``svm=`` replaced ``accuracy=`` (the deprecation message).
-_SVM_REASON = "accuracy means the target accuracy of a quantum mean estimate in frontierbo.quantum"
-
-
-@renamed_keyword("accuracy", "svm", reason=_SVM_REASON)
 def automl_problem(
     sigma: float = 0.05,
     path: PathLike | None = None,
@@ -661,7 +656,7 @@ def automl_problem(
     index 15: ``C_norm = 0.75``, ``gamma_norm = 0``); Gaussian noise with standard deviation
     ``sigma`` (paper: 0.01 or 0.05).  ``value_at`` is the :class:`SVMAccuracy` callable (the
     reference code evaluates the SVM at its continuous initial point).  ``svm`` reuses an
-    existing :class:`SVMAccuracy` (and its cache); ``accuracy=`` is its deprecated old name.
+    existing :class:`SVMAccuracy` (and its cache).
     Needs scikit-learn (``frontierbo[automl]``).
     """
     sigma = check_positive(sigma, "sigma")
@@ -708,13 +703,12 @@ _PROBLEM_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
 QUANTUM_PROBLEMS = tuple(_PROBLEM_SPECS)
 
 
-@renamed_keyword("accuracy", "svm", reason=_SVM_REASON)
 def get_quantum_problem(name: str, **kwargs) -> QuantumBOProblem:
     """Build one of :data:`QUANTUM_PROBLEMS` by name.
 
     Synthetic names accept ``source`` (``"reference"`` default, or ``"generated"``), ``seed``,
-    ``path`` and ``verify``; AutoML names accept ``path``, ``verify`` and ``svm``
-    (``accuracy=`` is its deprecated old name).  The noise type and ``sigma`` are fixed by the name.
+    ``path`` and ``verify``; AutoML names accept ``path``, ``verify`` and ``svm``.  The noise type
+    and ``sigma`` are fixed by the name.
     """
     if name not in _PROBLEM_SPECS:
         raise ValueError(f"name must be one of {list(QUANTUM_PROBLEMS)}, got {name!r}")

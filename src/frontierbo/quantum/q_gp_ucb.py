@@ -16,17 +16,14 @@ Algorithm 1, one stage ``s`` (paper line numbers)::
 
 The paper's ``epsilon_s`` (``eps_s`` above and in formulas) is the target accuracy of stage ``s``;
 in frontierbo ``epsilon`` is a privacy budget, so the code calls it ``accuracy``:
-``Stage.accuracy``, ``tell(index, y, accuracy)``, ``observe(index, y, accuracy)``.  The old names
-still work: ``Stage.epsilon`` is a read-only alias and the keyword ``epsilon=`` warns
-(``DeprecationWarning``) and does the same.
+``Stage.accuracy``, ``tell(index, y, accuracy)``, ``observe(index, y, accuracy)``.
 
 ``weighting="reference"`` reproduces the authors' code, whose mean weights ``y_tau`` by
 ``1/eps_tau^3`` instead of ``1/eps_tau^2`` (spec 2.2): it equals the paper posterior fed with
 ``y_tau / eps_tau``, which is how it is implemented.  The variance is the same in both.
 
 The paper's ``beta_s`` multiplies ``sigma~``: it is a *width* in frontierbo's naming
-(:mod:`frontierbo.core.acquisition`), so the constructors take ``width=`` (``beta=`` is its
-deprecated alias, same values) and the selection is
+(:mod:`frontierbo.core.acquisition`), so the constructors take ``width=`` and the selection is
 :func:`~frontierbo.core.acquisition.select_ucb` with ties broken by the lowest index.
 
 Points: the GP lives on ``gram.shape[0]`` points; the first ``n_arms`` are the arms that ``ask``
@@ -42,35 +39,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from frontierbo._validation import check_int, check_matrix, check_probability, check_real
-from frontierbo.core.acquisition import resolve_width, select_ucb
+from frontierbo.core.acquisition import select_ucb
 from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.kernels import PrecomputedKernel
-from frontierbo.quantum.rewards import renamed_field, renamed_keyword
 
-__all__ = ["BETA_SCHEDULES", "WEIGHTINGS", "WIDTH_SCHEDULES", "ClassicalGPUCB", "QGPUCB", "Stage"]
+__all__ = ["WEIGHTINGS", "WIDTH_SCHEDULES", "ClassicalGPUCB", "QGPUCB", "Stage"]
 
 WEIGHTINGS = ("paper", "reference")
-#: The named width schedules (``BETA_SCHEDULES`` is the old name).
+#: The named width schedules.
 WIDTH_SCHEDULES = ("log", "theory")
-BETA_SCHEDULES = WIDTH_SCHEDULES
 
 
-@renamed_field("epsilon", "accuracy")
 @dataclass(frozen=True)
 class Stage:
     """One UCB decision: the arm, the width used, the posterior there and the target accuracy
-    ``eps_s`` of its estimate (``epsilon`` is the old, read-only name of ``accuracy``)."""
+    ``eps_s`` of its estimate."""
 
     index: int
     width: float
     mean: float
     std: float
     accuracy: float
-
-    @property
-    def beta(self) -> float:
-        """Old name of :attr:`width` (the paper's beta_s, a multiplier of sigma)."""
-        return self.width
 
 
 class _WeightedUCB:
@@ -106,11 +95,6 @@ class _WeightedUCB:
             return width
         return check_real(width, "width", low=0.0)
 
-    @property
-    def beta_rule(self):
-        """Old name of :attr:`width_rule`."""
-        return self.width_rule
-
     # -- the width beta_s --------------------------------------------------------------------
     @property
     def information_gain(self) -> float:
@@ -134,10 +118,6 @@ class _WeightedUCB:
         if callable(self.width_rule):
             return float(self.width_rule(n))
         return self.width_rule
-
-    def beta(self) -> float:
-        """Old name of :meth:`width`."""
-        return self.width()
 
     # -- posterior over the arms ---------------------------------------------------------------
     @property
@@ -175,7 +155,6 @@ class QGPUCB(_WeightedUCB):
         B, delta: RKHS-norm bound and confidence of the ``"theory"`` width.
         weighting: ``"paper"`` (eq. 3, weights ``1/eps^2``) or ``"reference"`` (authors' code,
             mean weights ``1/eps^3``; only to reproduce the published figures).
-        beta: deprecated alias of ``width`` (``DeprecationWarning``).
     """
 
     def __init__(
@@ -184,13 +163,11 @@ class QGPUCB(_WeightedUCB):
         *,
         n_arms=None,
         lam=1.0,
-        width=None,
+        width="log",
         B=1.0,
         delta=0.1,
         weighting="paper",
-        beta=None,
     ):
-        width = resolve_width(width, beta, default="log", owner=type(self).__name__)
         super().__init__(gram, n_arms=n_arms, lam=lam, width=width, B=B, delta=delta)
         if weighting not in WEIGHTINGS:
             raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}")
@@ -207,13 +184,11 @@ class QGPUCB(_WeightedUCB):
             )
         return Stage(index=i, width=width, mean=float(self.gp.mean[i]), std=std, accuracy=eps)
 
-    @renamed_keyword("epsilon", "accuracy")
     def tell(self, index: int, y: float, accuracy: float) -> None:
         """Line 7: add ``(x_s, y_s)`` with weight ``1/eps_s^2``, ``eps_s = accuracy``."""
         self.observe(index, y, accuracy)
         self.stages += 1
 
-    @renamed_keyword("epsilon", "accuracy")
     def observe(self, index: int, y: float, accuracy: float) -> None:
         """Add an observation of any point (arm or extra) estimated to ``accuracy`` (> 0)."""
         eps = check_real(accuracy, "accuracy", low=0.0)
@@ -225,23 +200,20 @@ class ClassicalGPUCB(_WeightedUCB):
     """GP-UCB (paper eq. 1, one classical pull per query): the weighted posterior with every
     accuracy ``eps = 1``, i.e. noise variance ``lambda`` (the experiments' ``lambda = 1`` regardless
     of the true noise); the ``accuracy`` passed to ``tell`` / ``observe`` is ignored.  ``width`` is the multiplier of ``sigma`` (experiments: sqrt(2) synthetic,
-    1 AutoML; default 1); ``beta`` is its deprecated alias.
+    1 AutoML; default 1).
     """
 
-    def __init__(self, gram, *, n_arms=None, lam=1.0, width=None, B=1.0, delta=0.1, beta=None):
-        width = resolve_width(width, beta, default=1.0, owner=type(self).__name__)
+    def __init__(self, gram, *, n_arms=None, lam=1.0, width=1.0, B=1.0, delta=0.1):
         super().__init__(gram, n_arms=n_arms, lam=lam, width=width, B=B, delta=delta)
 
     def ask(self) -> Stage:
         i, width, std = self._choose()
         return Stage(index=i, width=width, mean=float(self.gp.mean[i]), std=std, accuracy=1.0)
 
-    @renamed_keyword("epsilon", "accuracy")
     def tell(self, index: int, y: float, accuracy: float = 1.0) -> None:
         """Add one pull ``y`` of arm ``index`` (weight 1, whatever ``accuracy``)."""
         self.observe(index, y)
 
-    @renamed_keyword("epsilon", "accuracy")
     def observe(self, index: int, y: float, accuracy: float = 1.0) -> None:
         """Add one pull ``y`` of any point (weight 1, whatever ``accuracy``)."""
         self._add(index, check_real(y, "y"), 1.0)

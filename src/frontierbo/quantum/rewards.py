@@ -28,9 +28,7 @@ Names.  In frontierbo ``epsilon`` is a privacy budget (PO-GP-UCB, LDP BO), so th
 of a mean estimate is called ``accuracy`` in the quantum API (the papers' ``epsilon`` / ``eps_s``;
 formulas in docstrings and comments keep the papers' symbols ``eps``, ``eps_s``), and its
 amplitude-scale counterpart ``accuracy_a`` (the reference code's ``epsilon_a``, formula symbol
-``eps_a``; qiskit's ``epsilon_target``).  The old keywords ``epsilon=`` / ``epsilon_a=`` still work
-with a ``DeprecationWarning`` (:func:`renamed_keyword`) and the old attribute names are read-only
-aliases (:func:`renamed_field`).
+``eps_a``; qiskit's ``epsilon_target``).
 """
 
 from __future__ import annotations
@@ -40,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from frontierbo import _deprecation
 from frontierbo._validation import check_int, check_real
 
 __all__ = [
@@ -55,28 +52,8 @@ ENCODINGS = ("exact", "reference")
 
 #: Bounds on the amplitude-scale target, as in the reference code (spec 2.7.1, step 1).
 ACCURACY_A_MIN, ACCURACY_A_MAX = 1e-6, 0.5
-#: Old names of :data:`ACCURACY_A_MIN`, :data:`ACCURACY_A_MAX`.
-EPSILON_A_MIN, EPSILON_A_MAX = ACCURACY_A_MIN, ACCURACY_A_MAX
 
 
-# -- deprecated names of the accuracy (module docstring) ---------------------------------------
-_ACCURACY_REASON = (
-    "in frontierbo epsilon is a privacy budget, and the target accuracy of a mean estimate is "
-    "called accuracy"
-)
-
-
-def renamed_keyword(old: str, new: str, *, reason: str = _ACCURACY_REASON):
-    """:func:`frontierbo._deprecation.renamed_keyword` with the accuracy rename as the reason."""
-    return _deprecation.renamed_keyword(old, new, reason=reason)
-
-
-def renamed_field(old: str, new: str, *, reason: str = _ACCURACY_REASON):
-    """:func:`frontierbo._deprecation.renamed_field` with the accuracy rename as the reason."""
-    return _deprecation.renamed_field(old, new, reason=reason)
-
-
-@renamed_field("epsilon_scale", "accuracy_scale")
 @dataclass(frozen=True)
 class AmplitudeEncoding:
     """How a reward's mean is read off an estimated amplitude.
@@ -85,7 +62,7 @@ class AmplitudeEncoding:
         amplitude: ``a``, the probability that the objective qubit reads 1.
         offset, scale: the reward estimate is ``offset + scale * a_hat``.
         accuracy_scale: the amplitude-scale target is ``accuracy_a = accuracy * accuracy_scale``
-            (clipped to ``[1e-6, 0.5]``); ``epsilon_scale`` is its old name.
+            (clipped to ``[1e-6, 0.5]``).
     """
 
     amplitude: float
@@ -93,15 +70,10 @@ class AmplitudeEncoding:
     scale: float
     accuracy_scale: float
 
-    @renamed_keyword("epsilon", "accuracy")
     def accuracy_a(self, accuracy: float) -> float:
         """Amplitude-scale accuracy ``eps_a`` for a reward-scale target ``accuracy`` (clipped,
         spec 2.7.1)."""
         return float(np.clip(accuracy * self.accuracy_scale, ACCURACY_A_MIN, ACCURACY_A_MAX))
-
-    def epsilon_a(self, epsilon: float) -> float:
-        """Old name of :meth:`accuracy_a`."""
-        return self.accuracy_a(epsilon)
 
     def to_reward(self, a_hat: float) -> float:
         return self.offset + self.scale * a_hat
