@@ -9,8 +9,8 @@ and counts each black-box attack's successes in the two groups from the committe
 also prints the share of random corners of the L∞ ball (200 per image, clipped to the range)
 at which the target's logit is 0. It runs no attack: one batch of forward passes per image.
 
-Run: ``python benchmarks/bos2_relu_logits.py [--store docs/records/bos2-cifar10-clip.jsonl]
-[--reachable docs/records/bos2-cifar10-pgd-sides.json] [--seed 0]`` (the attack extra; a few
+Run: ``python benchmarks/bos2_relu_logits.py [--store records/bos2/bos2-cifar10-clip.jsonl]
+[--reachable records/bos2/bos2-cifar10-pgd-sides.json] [--seed 0]`` (the attack extra; a few
 seconds).
 """
 
@@ -55,8 +55,8 @@ def instance(key: str) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--store", default="docs/records/bos2-cifar10-clip.jsonl")
-    parser.add_argument("--reachable", default="docs/records/bos2-cifar10-pgd-sides.json")
+    parser.add_argument("--store", default="records/bos2/bos2-cifar10-clip.jsonl")
+    parser.add_argument("--reachable", default="records/bos2/bos2-cifar10-pgd-sides.json")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 

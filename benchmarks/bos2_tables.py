@@ -1,8 +1,9 @@
-"""The per-instance tables and paired counts of docs/bos2-attack.md, from reproduction stores.
+"""The per-instance tables and paired counts of the BOS² results, from reproduction stores.
 
-``frontierbo reproduce bos2`` prints Tables 5.1-5.4 (ASR, max / mean / median queries). The docs
+``frontierbo reproduce bos2`` prints Tables 5.1-5.4 (ASR, max / mean / median queries). The results
 also show every instance's queries side by side and paired sign tests, which the report does not;
-this script writes them between the docs' markers, so the docs always say what a store holds:
+this script writes them between the markers of ``records/bos2/tables.md`` (linked from
+``docs/bos2-attack.md``), so that file always says what a store holds:
 
 * ``<!-- NAME_table -->`` ... ``<!-- /NAME_table -->``: one row per instance, in the order the
   reproduction ran them, ``…`` for an instance not yet run, ``✗`` for a failure within T;
@@ -21,10 +22,11 @@ this script writes them between the docs' markers, so the docs always say what a
 store file: its complete records only (``ResultStore.complete_bytes``: a line being written is
 left for the next update), in one atomic replace, and only if it continues the store.
 
-Run: ``python benchmarks/bos2_tables.py --docs docs/bos2-attack.md
-mnist_rescale=docs/records/bos2-mnist-rescale.jsonl:mnist
-cifar_clip=docs/records/bos2-cifar10-clip.jsonl:cifar10
-mnist_clip=docs/records/bos2-mnist-clip.jsonl:mnist`` (``NAME=STORE_FILE:DATASET``; no
+Run: ``python benchmarks/bos2_tables.py --docs records/bos2/tables.md
+--earlier records/bos2/bos2-first-machine-tables.json --cheap records/bos2/bos2-cheap-clip.jsonl
+mnist_rescale=records/bos2/bos2-mnist-rescale.jsonl:mnist
+cifar_clip=records/bos2/bos2-cifar10-clip.jsonl:cifar10
+mnist_clip=records/bos2/bos2-mnist-clip.jsonl:mnist`` (``NAME=STORE_FILE:DATASET``; no
 ``--docs``: print the sections). Needs the package with its ``[attack]`` extra: the victims
 say which images are attacked, in which order.
 """
@@ -330,12 +332,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("sources", nargs="+", metavar="NAME=STORE_FILE:DATASET")
     ap.add_argument("--docs", help="rewrite the marked sections of this file in place")
-    ap.add_argument("--cheap", help="a store of the cheap attacks (as docs/records/"
+    ap.add_argument("--cheap", help="a store of the cheap attacks (as records/bos2/"
                     "bos2-cheap-clip.jsonl): their ZOO and AutoZOOM for the orderings")  # fmt: skip
     ap.add_argument("--update-from", action="append", default=[], metavar="NAME=RUN_FILE",
                     help="first bring NAME's store up to a running reproduction's runs.jsonl")  # fmt: skip
     ap.add_argument("--earlier", help="per-instance results of another machine (JSON, as "
-                    "docs/records/bos2-first-machine-tables.json): adds NAME_machines")  # fmt: skip
+                    "records/bos2/bos2-first-machine-tables.json): adds NAME_machines")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0,
                     help="the reproductions' --seed, which orders the MNIST images (default 0)")  # fmt: skip
     args = ap.parse_args()

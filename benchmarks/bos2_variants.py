@@ -28,7 +28,7 @@ medians and sign tests against the stored BOS². Results go to ``--out`` (JSON,
 first, so runs of different variants can share it; instances already there are skipped, so a
 killed run resumes).
 
-Run: ``python benchmarks/bos2_variants.py --store docs/records/bos2-mnist-rescale.jsonl
+Run: ``python benchmarks/bos2_variants.py --store records/bos2/bos2-mnist-rescale.jsonl
 --variant fixed-18 --images 1813 2391 --out bos2_variants.json`` (needs the ``attack`` extra;
 ``--store`` is a store folder or its ``runs.jsonl``); ``--instances N``
 takes the store's first N instances instead of whole images; ``--profile paper`` runs the variant

@@ -3,8 +3,8 @@
 #
 #   tools/bos2_continue.sh           start (in the background) what is left, in this order:
 #                                    CIFAR-10 clip, MNIST clip, MNIST rescale, each with --jobs 2
-#   tools/bos2_continue.sh --sync    bring docs/records up to the running stores, rewrite the
-#                                    tables of docs/bos2-attack.md and commit them
+#   tools/bos2_continue.sh --sync    bring records/bos2 up to the running stores, rewrite the
+#                                    tables of records/bos2/tables.md and commit them
 #
 # Run folders live under $BOS2_RUNS (default /work/runs). A run folder whose runs.jsonl is missing
 # or shorter than the committed store starts again from the committed store; the reproduction
@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${BOS2_RUNS:-/work/runs}
-# name of the store in docs/records, run folder, dataset, range mode (the order they run in)
+# name of the store in records/bos2, run folder, dataset, range mode (the order they run in)
 STORES=(
   "cifar10-clip bos2-cifar cifar10 clip"
   "mnist-clip bos2-mnist-clip mnist clip"
@@ -29,13 +29,13 @@ if [[ ${1:-} == --sync ]]; then
     name=${dataset/cifar10/cifar}_${mode}
     [[ -f $RUNS/$folder/runs.jsonl ]] && updates+=(--update-from "$name=$RUNS/$folder/runs.jsonl")
   done
-  python benchmarks/bos2_tables.py --docs docs/bos2-attack.md "${updates[@]}" \
-    --earlier docs/records/bos2-first-machine-tables.json --cheap docs/records/bos2-cheap-clip.jsonl \
-    mnist_rescale=docs/records/bos2-mnist-rescale.jsonl:mnist \
-    cifar_clip=docs/records/bos2-cifar10-clip.jsonl:cifar10 \
-    mnist_clip=docs/records/bos2-mnist-clip.jsonl:mnist
-  git add docs/bos2-attack.md docs/records
-  git diff --cached --quiet || git commit -qm "docs/records: BOS² stores, sync $(date -u +%H:%M)"
+  python benchmarks/bos2_tables.py --docs records/bos2/tables.md "${updates[@]}" \
+    --earlier records/bos2/bos2-first-machine-tables.json --cheap records/bos2/bos2-cheap-clip.jsonl \
+    mnist_rescale=records/bos2/bos2-mnist-rescale.jsonl:mnist \
+    cifar_clip=records/bos2/bos2-cifar10-clip.jsonl:cifar10 \
+    mnist_clip=records/bos2/bos2-mnist-clip.jsonl:mnist
+  git add records/bos2
+  git diff --cached --quiet || git commit -qm "records/bos2: BOS² stores, sync $(date -u +%H:%M)"
   exit 0
 fi
 
@@ -47,7 +47,7 @@ mkdir -p "$RUNS/logs"
 chain=()
 for entry in "${STORES[@]}"; do
   read -r store folder dataset mode <<<"$entry"
-  committed=docs/records/bos2-$store.jsonl
+  committed=records/bos2/bos2-$store.jsonl
   run=$RUNS/$folder/runs.jsonl
   mkdir -p "$RUNS/$folder"
   if [[ ! -f $run ]] || (( $(wc -l <"$run") < $(wc -l <"$committed") )); then

@@ -1,6 +1,6 @@
 """The BOS² docs' reachability counts: white-box PGD's reach set against the attacks' records.
 
-Reads a GP store (``docs/records/bos2-mnist-clip.jsonl`` or ``bos2-cifar10-clip.jsonl``), the
+Reads a GP store (``records/bos2/bos2-mnist-clip.jsonl`` or ``bos2-cifar10-clip.jsonl``), the
 cheap store (GenAttack and full-resolution PGD, ``bos2-cheap-clip.jsonl``) and the per-side
 reachability written by ``benchmarks/attack_feasibility.py --per-instance``
 (``bos2-*-pgd-sides.json``), and prints what the docs' "Feasibility" section and §8.2 verdicts
@@ -20,7 +20,7 @@ import argparse
 import json
 from pathlib import Path
 
-RECORDS = Path(__file__).resolve().parents[1] / "docs" / "records"
+RECORDS = Path(__file__).resolve().parents[1] / "records" / "bos2"
 GP = ("bos2", "bos2-nostop", "bayesopt")
 ATTACKS = (*GP, "genattack")
 

@@ -1,13 +1,13 @@
 """Replace one method's records in a committed BOS² store by a fresh run's, in place.
 
-The stores under docs/records are a reproduction's ``runs.jsonl``. When an attack changes (as
+The stores under records/bos2 are a reproduction's ``runs.jsonl``. When an attack changes (as
 white-box PGD did when it began to project onto the image box), its records are run again with
 the same command, ids, configs and seeds, and this swaps them in line by line: every record of
 ``--method`` in ``--store`` is replaced by the record with the same ``run_id`` in ``--runs``,
 keeping the store's order and every other method's lines byte for byte. It refuses when a run
 is missing from ``--runs`` or its config or seed differ, and writes nothing then.
 
-Run: ``python tools/replace_method_records.py --store docs/records/bos2-cheap-clip.jsonl
+Run: ``python tools/replace_method_records.py --store records/bos2/bos2-cheap-clip.jsonl
 --runs DIR/runs.jsonl --method pgd``
 """
 
