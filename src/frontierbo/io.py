@@ -17,7 +17,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -366,3 +366,37 @@ def check_magnitude(values, lines: list[int], name: str, role: str, where: str) 
             f"too large in magnitude; every value must satisfy |value| <= {MAX_ABS_VALUE:g} so "
             "that squared differences stay finite in double precision (rescale the column)"
         )
+
+
+# -- Markdown ----------------------------------------------------------------------------------
+_ALIGN = {None: "---", "l": ":---", "r": "---:", "c": ":---:"}
+
+
+def markdown_table(header: Sequence, rows: Iterable[Sequence], align: str | None = None) -> str:
+    """A GitHub-flavoured Markdown table (no trailing newline).
+
+    Cells are ``str(cell)`` with ``|`` escaped and line breaks turned into spaces, so a cell
+    cannot break the table. ``align``: one of ``l``, ``r``, ``c`` per column (default: none).
+    Every row must have as many cells as the header.
+    """
+    header = [_cell(h) for h in header]
+    if align is not None and (len(align) != len(header) or set(align) - set("lrc")):
+        raise ValueError(
+            f"align must have one of 'l', 'r', 'c' per column ({len(header)}), got {align!r}"
+        )
+    seps = [_ALIGN[None if align is None else a] for a in (align or [None] * len(header))]
+    lines = [_row(header), "|" + "|".join(seps) + "|"]
+    for i, row in enumerate(rows):
+        cells = [_cell(c) for c in row]
+        if len(cells) != len(header):
+            raise ValueError(f"row {i} has {len(cells)} cells, the header {len(header)}")
+        lines.append(_row(cells))
+    return "\n".join(lines)
+
+
+def _cell(value) -> str:
+    return " ".join(str(value).replace("|", "\\|").splitlines())
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"

@@ -21,11 +21,10 @@ from frontierbo.experiments.report import (
     figure_lines,
     fmt_pm,
     load_published,
-    markdown_table,
 )
 from frontierbo.experiments.runner import RunSpec, seed_for
 from frontierbo.experiments.store import ResultStore, write_text_atomic
-from frontierbo.io import mean_stderr
+from frontierbo.io import markdown_table, mean_stderr
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_PACKAGES = ("frontierbo.po", "frontierbo.ldp", "frontierbo.quantum")

@@ -31,8 +31,9 @@ from frontierbo.attack.summary import (
     summarise,
 )
 from frontierbo.experiments.plots import DPI, STYLE
-from frontierbo.experiments.report import Reproduction, figure_lines, markdown_table
+from frontierbo.experiments.report import Reproduction, figure_lines
 from frontierbo.experiments.store import atomic_output
+from frontierbo.io import markdown_table
 
 NOTES = [
     "ASR: % of instances with a target-class input inside the L_inf ball within the budget; "

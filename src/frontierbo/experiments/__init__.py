@@ -9,12 +9,7 @@ sweep does not pay for importing matplotlib.
 """
 
 from frontierbo.experiments.identity import is_measured, measured_keys, without_measured
-from frontierbo.experiments.report import (
-    Options,
-    Reproduction,
-    load_published,
-    markdown_table,
-)
+from frontierbo.experiments.report import Options, Reproduction, load_published
 from frontierbo.experiments.runner import RunSpec, aggregate, run_sweep, seed_for
 from frontierbo.experiments.schedulers import (
     DaskExecutor,
@@ -45,7 +40,6 @@ __all__ = [
     "is_measured",
     "load_published",
     "make_executor",
-    "markdown_table",
     "measured_keys",
     "run_sweep",
     "seed_for",

@@ -12,7 +12,7 @@ output directory throughout (:func:`~frontierbo.experiments.store.lock_directory
 reproduction into the same ``--out`` refuses at once.
 
 Published numbers live in each system package's ``published.json`` (:func:`load_published`),
-not in code; report.md tables come from :func:`markdown_table`; every mean ± standard error
+not in code; report.md tables come from :func:`frontierbo.io.markdown_table`; every mean ± standard error
 from :func:`frontierbo.io.mean_stderr`.
 """
 
@@ -43,7 +43,6 @@ __all__ = [
     "figure_lines",
     "fmt_pm",
     "load_published",
-    "markdown_table",
 ]
 
 #: Name of the published-numbers file inside a system package (listed as package data).
@@ -55,7 +54,6 @@ RUNS_FILE, RESULTS_FILE, CSV_FILE, REPORT_FILE = (
     "summary.csv",
     "report.md",
 )
-_ALIGN = {None: "---", "l": ":---", "r": "---:", "c": ":---:"}
 
 
 @dataclass(frozen=True)
@@ -262,36 +260,6 @@ def load_published(package: str) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("paper"), str):
         raise ValueError(f"{package}/{PUBLISHED_FILE} must be a JSON object with a 'paper' string")
     return data
-
-
-def markdown_table(header: Sequence, rows: Iterable[Sequence], align: str | None = None) -> str:
-    """A GitHub-flavoured Markdown table (no trailing newline).
-
-    Cells are ``str(cell)`` with ``|`` escaped and line breaks turned into spaces, so a cell
-    cannot break the table. ``align``: one of ``l``, ``r``, ``c`` per column (default: none).
-    Every row must have as many cells as the header.
-    """
-    header = [_cell(h) for h in header]
-    if align is not None and (len(align) != len(header) or set(align) - set("lrc")):
-        raise ValueError(
-            f"align must have one of 'l', 'r', 'c' per column ({len(header)}), got {align!r}"
-        )
-    seps = [_ALIGN[None if align is None else a] for a in (align or [None] * len(header))]
-    lines = [_row(header), "|" + "|".join(seps) + "|"]
-    for i, row in enumerate(rows):
-        cells = [_cell(c) for c in row]
-        if len(cells) != len(header):
-            raise ValueError(f"row {i} has {len(cells)} cells, the header {len(header)}")
-        lines.append(_row(cells))
-    return "\n".join(lines)
-
-
-def _cell(value) -> str:
-    return " ".join(str(value).replace("|", "\\|").splitlines())
-
-
-def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
 
 
 def fmt_pm(mean, stderr, digits: int = 3) -> str:

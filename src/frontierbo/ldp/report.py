@@ -9,13 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from frontierbo.experiments.report import (
-    Reproduction,
-    figure_lines,
-    fmt_pm,
-    markdown_table,
-)
-from frontierbo.io import fmt_number
+from frontierbo.experiments.report import Reproduction, figure_lines, fmt_pm
+from frontierbo.io import fmt_number, markdown_table
 from frontierbo.ldp.experiment import (
     ALGORITHMS,
     DATASET_TITLES,

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from frontierbo.experiments.plots import plot_metric_vs_param
-from frontierbo.experiments.report import Reproduction, figure_lines, fmt_pm, markdown_table
+from frontierbo.experiments.report import Reproduction, figure_lines, fmt_pm
+from frontierbo.io import markdown_table
 from frontierbo.macro.experiment import (
     DATASETS,
     DEFAULTS,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frontierbo.experiments.report import Reproduction, figure_lines, fmt_pm, markdown_table
-from frontierbo.io import fmt_number
+from frontierbo.experiments.report import Reproduction, figure_lines, fmt_pm
+from frontierbo.io import fmt_number, markdown_table
 from frontierbo.po.audit import format_audit_table
 from frontierbo.po.experiment import (
     DATASETS,

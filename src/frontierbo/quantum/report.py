@@ -7,12 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frontierbo.experiments.report import (
-    Reproduction,
-    figure_lines,
-    fmt_pm,
-    markdown_table,
-)
+from frontierbo.experiments.report import Reproduction, figure_lines, fmt_pm
+from frontierbo.io import markdown_table
 from frontierbo.quantum.experiment import (
     DEFAULTS,
     MAIN_SETTINGS,

@@ -272,7 +272,7 @@ def _tell(args) -> str:
 
 
 def _show(args) -> str:
-    from frontierbo.experiments.report import markdown_table
+    from frontierbo.io import markdown_table
 
     study = _load(args)
     trials = study.trials
