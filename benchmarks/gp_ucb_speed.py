@@ -337,7 +337,13 @@ def main(argv=None) -> int:
     p.add_argument("--iterations", type=int, default=100, help="T, the number of UCB rounds")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per implementation")
     p.add_argument("--seed", type=int, default=0, help="objective sample and initial row")
-    p.add_argument("--delta", type=float, default=0.025, help="delta of the Srinivas beta_t")
+    p.add_argument(
+        "--failure-probability",
+        dest="delta",
+        type=float,
+        default=0.025,
+        help="failure probability delta of the Srinivas beta_t (frontierbo's --delta is privacy)",
+    )
     p.add_argument("--step-repeats", type=int, default=20, help="runs for the per-step profile")
     p.add_argument("--skip-botorch", action="store_true", help="do not run BoTorch")
     p.add_argument(

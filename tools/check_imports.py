@@ -2,7 +2,7 @@
 
 Layers, lowest first (a module may import its own layer and the layers below it):
 
-    0  _validation, _threads
+    0  _validation, _threads, flags  boundary checks; one meaning per command-line flag
     1  io, data                      CSV / JSON / atomic writes; data-root resolution and checksums
     2  core                          kernels, GP, fitting, acquisition, the loop
     3  dp                            samplers, accounting, audit statistics
@@ -31,6 +31,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / PACKAGE
 SHARED_LAYERS = {
     "_validation": 0,
     "_threads": 0,
+    "flags": 0,
     "io": 1,
     "data": 1,
     "core": 2,

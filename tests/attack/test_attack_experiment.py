@@ -136,7 +136,7 @@ def test_check_options_names_the_bad_option():
     assert check_options({**good, "count_init_in_budget": 1})["count_init_in_budget"] is True
     with pytest.raises(ValueError, match="--methods"):
         check_options({**good, "methods": ("square",), "count_init_in_budget": True})
-    with pytest.raises(ValueError, match="--budget"):
+    with pytest.raises(ValueError, match="--queries"):
         check_options({**good, "budget": 20, "count_init_in_budget": True})
     with pytest.raises(ValueError, match="--targets"):
         check_options({**good, "targets": 10, "count_init_in_budget": True})
@@ -170,7 +170,7 @@ def test_attack_command_with_one_group(cli, tmp_path):
     base = [
         "attack", "--model", weights_dir() / "mnist_cw.pt", "--architecture", "cw-mnist",
         "--images", tmp_path / "imgs.npz", "--target-class", str((labels[0] + 1) % 10),
-        "--budget", "40", "--profile", "fast", "--groups", "1",
+        "--queries", "40", "--profile", "fast", "--groups", "1",
     ]  # fmt: skip
     status, _, err = cli([*base, "--out", tmp_path / "out"])
     assert status == 0, err
@@ -191,7 +191,7 @@ def test_attack_command_on_a_user_state_dict(cli, tmp_path):
     args = [
         "attack", "--model", weights_dir() / "mnist_cw.pt", "--architecture", "cw-mnist",
         "--images", tmp_path / "imgs.npz", "--target-class", str((labels[0] + 1) % 10),
-        "--attack", "genattack", "--budget", "60", "--out", out,
+        "--attack", "genattack", "--queries", "60", "--out", out,
     ]  # fmt: skip
     status, text, err = cli(args)
     assert status == 0, err

@@ -70,11 +70,11 @@ def test_every_other_run_command_rejects_an_unwritable_out(cli, tmp_path, comman
     data = tmp_path / "d.csv"
     if command == "ldp-bo":
         data.write_text("a,b\n1,2\n3,5\n")
-        extra = ["--algorithm", "ata"]
+        extra = ["--algorithm", "ata", "--iterations", "3"]
     else:
         data.write_text("x,p\n0,0.1\n1,0.9\n")
-        extra = []
-    status, _, err = cli(["run", command, "--data", data, "-T", "3", "--out", "/proc/x", *extra])
+        extra = ["--queries", "3"]
+    status, _, err = cli(["run", command, "--data", data, "--out", "/proc/x", *extra])
     assert status == 2 and "--out '/proc/x' cannot be created or written" in err, err
 
 

@@ -331,7 +331,7 @@ def test_the_modeler_command_resumes_after_sigkill_without_paying_twice(tmp_path
     (tmp_path / "carol.token").write_text(token + "\n")
     server = Server(tmp_path, token).start()
     cmd = [sys.executable, "-m", "frontierbo.cli", "modeler", "--url", server.url,
-           "--token-file", str(tmp_path / "carol.token"), "--iterations", "14", "--out",
+           "--token-file", str(tmp_path / "carol.token"), "--queries", "14", "--out",
            str(tmp_path / "carol")]  # fmt: skip
     first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60

@@ -177,14 +177,14 @@ def test_result_json_and_format(tables, tmp_path):
 def test_cli_run_quantum_bo(tables, tmp_path, capsys):
     path, means = tables["gaussian"]
     out = tmp_path / "cli"
-    argv = ["run", "quantum-bo", "--data", str(path), "-T", "500", "--out", str(out)]
+    argv = ["run", "quantum-bo", "--data", str(path), "--queries", "500", "--out", str(out)]
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "Q-GP-UCB" in text and "result.json" in text
     stored = json.loads((out / "result.json").read_text())
     assert stored["algorithm"] == "q-gp-ucb" and stored["budget"] == 500
     assert stored["best_arm"]["index"] == int(np.argmax(means))
-    argv = ["run", "quantum-bo", "--algorithm", "linucb", "--data", str(path), "-T", "50"]
+    argv = ["run", "quantum-bo", "--algorithm", "linucb", "--data", str(path), "--queries", "50"]
     assert main([*argv, "--width", "2", "--seed", "3"]) == 0
     text = capsys.readouterr().out
     assert "LinUCB" in text
@@ -221,9 +221,13 @@ GOOD = "x,p\n0,0.1\n1,0.5\n2,0.9\n"
         ("p\n0.1\n0.2\n", [], r"at least one feature column"),
         (GOOD, ["--features", "z"], r"--features column\(s\) \['z'\] not found"),
         (GOOD, ["--features", "p"], r"--features must not contain the reward column"),
-        (GOOD, ["-T", "0"], r"budget \(--iterations\) must be an integer in \[1, inf\]"),
-        (GOOD, ["--delta", "1"], r"delta \(--delta\) must be in \(0, 1\)"),
-        (GOOD, ["--delta", "0"], r"delta \(--delta\)"),
+        (GOOD, ["--queries", "0"], r"budget \(--queries\) must be an integer in \[1, inf\]"),
+        (
+            GOOD,
+            ["--failure-probability", "1"],
+            r"delta \(--failure-probability\) must be in \(0, 1\)",
+        ),
+        (GOOD, ["--failure-probability", "0"], r"delta \(--failure-probability\)"),
         (GOOD, ["--lengthscale", "0"], r"lengthscale \(--lengthscale\) must be in \(0, inf\)"),
         (GOOD, ["--lengthscale", "-1"], r"lengthscale \(--lengthscale\)"),
         (GOOD, ["--width", "wide"], r"width \(--width\) must be 'log', 'theory' or a positive"),
@@ -248,7 +252,7 @@ GOOD = "x,p\n0,0.1\n1,0.5\n2,0.9\n"
 def test_cli_quantum_bo_bad_inputs_are_named(tmp_path, capsys, content, extra, message):
     path = str(tmp_path / "none.csv") if content is None else _bad(tmp_path, content)
     out = tmp_path / "never"
-    argv = ["run", "quantum-bo", "--data", path, "-T", "20", "--out", str(out)]
+    argv = ["run", "quantum-bo", "--data", path, "--queries", "20", "--out", str(out)]
     assert main([*argv, *extra]) == 2
     err = capsys.readouterr().err
     assert err.startswith("frontierbo: error: ") and len(err.strip().splitlines()) == 1
@@ -259,7 +263,7 @@ def test_cli_quantum_bo_bad_inputs_are_named(tmp_path, capsys, content, extra, m
 def test_cli_out_that_is_a_file(tmp_path, capsys):
     path = _bad(tmp_path, GOOD)
     (tmp_path / "file").write_text("x")
-    argv = ["run", "quantum-bo", "--data", path, "-T", "20", "--out", str(tmp_path / "file")]
+    argv = ["run", "quantum-bo", "--data", path, "--queries", "20", "--out", str(tmp_path / "file")]
     assert main(argv) == 2
     assert "--out" in capsys.readouterr().err
 
@@ -305,7 +309,7 @@ def test_missing_qiskit_names_the_extra(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "qiskit_algorithms", None)  # import fails as if absent
     path = _bad(tmp_path, GOOD)
     out = tmp_path / "never"
-    argv = ["run", "quantum-bo", "--data", path, "-T", "20", "--backend", "statevector"]
+    argv = ["run", "quantum-bo", "--data", path, "--queries", "20", "--backend", "statevector"]
     assert main([*argv, "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "backend (--backend)" in err and "frontierbo[quantum]" in err
@@ -315,7 +319,10 @@ def test_missing_qiskit_names_the_extra(tmp_path, capsys, monkeypatch):
 def test_q_linucb_zero_feature_arm_is_explained(tmp_path, capsys):
     # every mean < 0: the UCB of the arm at the origin (score 0) wins, and it has no variance
     path = _bad(tmp_path, "x,mean,sigma\n0,-1,0.3\n0.5,-0.5,0.3\n1,-0.8,0.3\n")
-    assert main(["run", "quantum-bo", "--algorithm", "q-linucb", "--data", path, "-T", "300"]) == 2
+    assert (
+        main(["run", "quantum-bo", "--algorithm", "q-linucb", "--data", path, "--queries", "300"])
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("frontierbo: error: q-linucb:") and "no intercept" in err
 

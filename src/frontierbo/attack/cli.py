@@ -16,6 +16,7 @@ from frontierbo.experiments.system import (
     reproduce_command,
     with_written_note,
 )
+from frontierbo.flags import add_renamed
 
 NAME = "bos2"
 ATTACKS = ("bos2", "bos2-nostop", "bayesopt", "genattack", "zoo", "autozoom")
@@ -42,7 +43,14 @@ def _add_attack_arguments(parser: argparse.ArgumentParser) -> None:
         help="target class index(es), or 'all' (every class but the label)",
     )
     parser.add_argument("--attack", choices=ATTACKS, default="bos2", help="the attack (bos2)")
-    parser.add_argument("--budget", type=positive_int, default=900, help="queries T (900)")
+    parser.add_argument(
+        "--queries",
+        type=positive_int,
+        default=900,
+        metavar="T",
+        help="query budget T: classifier queries per instance, the initial ones included (900)",
+    )
+    add_renamed(parser, "--budget", "--queries", "the query budget T")
     parser.add_argument(
         "--delta-max",
         type=float,
@@ -114,7 +122,7 @@ def _attack(args) -> str:
         images,
         targets=targets,
         attack=args.attack,
-        budget=args.budget,
+        budget=args.queries,
         delta_max=args.delta_max,
         profile=args.profile,
         groups=args.groups,
@@ -203,7 +211,15 @@ def add_reproduce_command(reproduce: argparse._SubParsersAction) -> None:
         runs="images per dataset (MNIST 50, CIFAR-10 20)",
         datasets=DATASETS,
     )
-    parser.add_argument("--budget", type=positive_int, default=None, help="queries T (900)")
+    parser.add_argument(
+        "--queries",
+        type=positive_int,
+        default=None,
+        metavar="T",
+        help="query budget T: classifier queries per instance, the 30 initial ones included "
+        "unless --init-not-in-budget (900)",
+    )
+    add_renamed(parser, "--budget", "--queries", "the query budget T")
     parser.add_argument(
         "--targets", type=positive_int, default=None, help="targets per image, 1-9 (9)"
     )
@@ -226,7 +242,7 @@ def add_reproduce_command(reproduce: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--init-not-in-budget",
         action="store_true",
-        help="the 30 initial queries of BOS²/BayesOpt do not count towards T (spec E3)",
+        help="the 30 initial queries of BOS²/BayesOpt do not count towards --queries T (spec E3)",
     )
     parser.add_argument(
         "--range-mode",
@@ -246,7 +262,7 @@ def _reproduce(args) -> str:
         args,
         NAME,
         reproduce,
-        budget=args.budget,
+        budget=args.queries,
         targets=args.targets,
         methods=args.methods,
         profile=args.profile,

@@ -82,7 +82,7 @@ def check_options(params: dict) -> dict:
         raise ValueError(f"--profile must be one of {list(PROFILES)}, got {params['profile']!r}")
     budget, targets = params["budget"], params["targets"]
     if not isinstance(budget, int) or budget < 31:
-        raise ValueError(f"--budget must be an integer >= 31 (30 initial queries), got {budget}")
+        raise ValueError(f"--queries must be an integer >= 31 (30 initial queries), got {budget}")
     if not isinstance(targets, int) or not 1 <= targets <= 9:
         raise ValueError(f"--targets must be an integer in [1, 9], got {targets}")
     params["count_init_in_budget"] = bool(params["count_init_in_budget"])

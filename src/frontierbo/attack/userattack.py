@@ -72,7 +72,7 @@ def run_user_attack(
 
     if attack not in ATTACKS:
         raise ValueError(f"attack must be one of {list(ATTACKS)}, got {attack!r}")
-    budget = check_int(budget, "budget (--budget)", low=1)
+    budget = check_int(budget, "budget (--queries)", low=1)
     delta_max = check_real(delta_max, "delta_max (--delta-max)", low=0.0, high=1.0)
     dataset = "cifar10" if images.shape[-1] == 3 else "mnist"
     # attacks are frozen dataclasses: one object serves every instance, and a bad option fails

@@ -100,7 +100,7 @@ def add_sweep_arguments(
     ``quick`` and ``runs`` are the system's own help texts (what ``--quick`` shrinks, the default
     number of runs); ``datasets`` are the allowed values of ``--datasets``.
     """
-    parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument("--quick", action="store_true", help=f"quick, smaller run: {quick}")
     parser.add_argument("--runs", type=positive_int, default=None, help=runs)
     parser.add_argument(
         "--jobs", type=jobs, default=1, help="parallel worker processes (-1: all cores)"

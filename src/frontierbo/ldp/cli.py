@@ -11,6 +11,7 @@ from frontierbo.experiments.system import (
     reproduce_command,
     with_written_note,
 )
+from frontierbo.flags import add_renamed
 from frontierbo.ldp.experiment import (
     BETA_SCALE,
     DATASETS,
@@ -33,18 +34,32 @@ def add_run_commands(run: argparse._SubParsersAction) -> None:
         "whose rows are reward observations (see frontierbo.ldp.userdata).",
     )
     parser.add_argument("--data", required=True, help="CSV file with a header row")
-    parser.add_argument("--algorithm", choices=ALGORITHMS, required=True)
-    parser.add_argument("--iterations", "-T", type=int, required=True, help="rounds")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--algorithm",
+        choices=ALGORITHMS,
+        required=True,
+        help="the algorithm: ATA-, TGP- or MoMA-GP-UCB",
+    )
+    parser.add_argument(
+        "--iterations", "-T", type=int, required=True, help="rounds T (one arm played per round)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (0)")
     parser.add_argument(
         "--epsilon",
         type=float,
         default=None,
-        help="local-DP budget of each reward (CTL randomiser); omit for the non-private version",
+        help="local-DP privacy budget of each reward (CTL randomiser); omit for the non-private "
+        "version",
     )
     parser.add_argument(
-        "--delta", type=float, default=DELTA, help="confidence of the UCB width (%(default)s)"
+        "--failure-probability",
+        type=float,
+        default=DELTA,
+        metavar="DELTA",
+        help="failure probability delta of the confidence bounds: the UCB width grows with "
+        "ln(1/delta) (%(default)s; not a privacy parameter)",
     )
+    add_renamed(parser, "--delta", "--failure-probability", "--delta is only the privacy delta")
     parser.add_argument(
         "--beta-scale",
         type=float,
@@ -68,7 +83,7 @@ def _run(args) -> str:
         args.seed,
         epsilon=args.epsilon,
         beta_scale=args.beta_scale,
-        delta=args.delta,
+        delta=args.failure_probability,
         exclude=args.exclude,
         out=args.out,
     )

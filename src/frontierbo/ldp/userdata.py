@@ -166,7 +166,7 @@ def _check_params(algorithm, iterations, seed, epsilon, beta_scale, delta, out):
     if epsilon is not None:
         epsilon = check_positive(epsilon, "epsilon (--epsilon)")
     beta_scale = check_real(beta_scale, "beta_scale (--beta-scale)", low=0.0, low_open=False)
-    delta = check_real(delta, "delta (--delta)", low=0.0, high=1.0)
+    delta = check_real(delta, "delta (--failure-probability)", low=0.0, high=1.0)
     out = check_out_dir(out)
     return iterations, seed, epsilon, beta_scale, delta, out
 
@@ -189,7 +189,8 @@ def run_ldp_on_csv(
     Args:
         epsilon: eps_priv > 0 of the LDP version (None: non-private).
         beta_scale: multiplier of the confidence width (>= 0).
-        delta: confidence in (0, 1).
+        delta: failure probability of the confidence bounds, in (0, 1) (``--failure-probability``;
+            not a privacy parameter).
         seed: non-negative int; fixes the algorithm's randomness, the row draws and the privacy
             noise (three independent streams).
         exclude: columns that are not arms.

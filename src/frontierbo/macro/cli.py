@@ -15,12 +15,14 @@ from frontierbo.experiments.system import (
     reproduce_command,
     with_written_note,
 )
+from frontierbo.flags import add_renamed
 
 NAME = "macro-bo"
 #: ``--method`` choices (the keys of ``frontierbo.macro.userdata.METHODS``).
 METHODS = ("eps-macro-bo", "anytime", "nonmyopic-gp-ucb", "db-gp-ucb")
 DEFAULT_HORIZON = 3
 DEFAULT_SAMPLES = 50
+DEFAULT_ITERATIONS = 5
 
 
 def add_run_commands(run: argparse._SubParsersAction) -> None:
@@ -29,8 +31,8 @@ def add_run_commands(run: argparse._SubParsersAction) -> None:
         allow_abbrev=False,  # another system's --k must not be read as --kappa
         help="nonmyopic BO with macro-actions (eps-Macro-BO) on a field: rows are locations",
         description="An agent moves over a field given as a CSV file (one row per location: "
-        "coordinates and the measured value) by macro-actions of --kappa moves and plans "
-        "--horizon macro-actions ahead; the GP hyperparameters are learned from the "
+        "coordinates and the measured value) by --iterations macro-actions of --kappa moves "
+        "each (every move observes one location) and plans --horizon macro-actions ahead; the GP hyperparameters are learned from the "
         "measurements so far, before every plan (or fitted on the whole table with "
         "--prefit-on-table, as the thesis did). Rows are 0-based data rows.",
     )
@@ -49,13 +51,25 @@ def add_run_commands(run: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--x", default="x", help="column of the first coordinate (x)")
     parser.add_argument("--y", default="y", help="column of the second coordinate (y)")
-    parser.add_argument("--value", default="value", help="column of the measurements (value)")
+    parser.add_argument(
+        "--target",
+        default="value",
+        help="column of the measurements, the objective to maximise (value)",
+    )
+    add_renamed(parser, "--value", "--target", "the column of the measurements")
     parser.add_argument("--kappa", type=positive_int, default=4, help="moves per macro-action (4)")
     parser.add_argument(
-        "--budget",
+        "--iterations",
         type=positive_int,
-        default=20,
-        help="observations after the start's, a multiple of --kappa (20)",
+        default=DEFAULT_ITERATIONS,
+        help=f"rounds: macro-actions after the start, --iterations x --kappa observations "
+        f"({DEFAULT_ITERATIONS})",
+    )
+    add_renamed(
+        parser,
+        "--budget",
+        "--iterations",
+        "macro-actions, not observations: --budget 20 with --kappa 4 is --iterations 5",
     )
     parser.add_argument(
         "--method",
@@ -117,9 +131,9 @@ def _run(args) -> str:
         directed=args.directed,
         x=args.x,
         y=args.y,
-        value=args.value,
+        value=args.target,
         kappa=args.kappa,
-        budget=args.budget,
+        budget=args.iterations * args.kappa,
         method=args.method,
         horizon=DEFAULT_HORIZON if args.horizon is None else args.horizon,
         n_samples=DEFAULT_SAMPLES if args.samples is None else args.samples,

@@ -98,13 +98,13 @@ def _streams(seed: int) -> list[np.random.SeedSequence]:
 
 # -- reading the CSV files ----------------------------------------------------------------------
 def _column_names(x, y, value) -> dict[str, str]:
-    names = {"--x": x, "--y": y, "--value": value}
+    names = {"--x": x, "--y": y, "--target": value}
     for flag, name in names.items():
         if not isinstance(name, str) or not name.strip():
             raise TypeError(f"{flag} must be a column name, got {name!r}")
     if len(set(names.values())) < 3:
         raise ValueError(
-            f"--x, --y and --value must name three different columns, got {x!r}, {y!r}, {value!r}"
+            f"--x, --y and --target must name three different columns, got {x!r}, {y!r}, {value!r}"
         )
     return {flag: name.strip() for flag, name in names.items()}
 
@@ -123,7 +123,7 @@ def _read_field(path, names: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"{where} must have at least 2 data rows (locations), got {len(rows)}")
     cols = {}
     for flag, name in names.items():
-        role = "value" if flag == "--value" else "coordinate"
+        role = "value" if flag == "--target" else "coordinate"
         cols[flag] = column(rows, lines, header.index(name), name, role)
         check_magnitude(cols[flag], lines, name, role, where)
     inputs = np.column_stack([cols["--x"], cols["--y"]])
@@ -138,10 +138,10 @@ def _read_field(path, names: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
             f"location ({names['--x']}, {names['--y']}) = ({inputs[j, 0]:g}, {inputs[j, 1]:g}); "
             "every location must appear once (average repeated measurements first)"
         )
-    values = cols["--value"]
+    values = cols["--target"]
     if np.ptp(values) == 0.0:
         raise ValueError(
-            f"{where}: the value column {names['--value']!r} has the same value {values[0]:g} in "
+            f"{where}: the target column {names['--target']!r} has the same value {values[0]:g} in "
             "every row: every location is optimal and there is nothing to optimise (is it the "
             "right column?)"
         )
@@ -305,7 +305,7 @@ def load_field(
 
     Args:
         path: the field CSV (``--data``).
-        x, y, value: its column names (``--x``, ``--y``, ``--value``).
+        x, y, value: its column names (``--x``, ``--y``, ``--target``).
         edges: an edge-list CSV (``--edges``) for a graph domain; None needs a full grid.
         directed: the edges are one-way moves (``--directed``); default both ways.
         kappa: macro-action length (moves per macro-action), >= 1.
@@ -396,7 +396,7 @@ def load_field(
         start_min_actions=1,
         meta={
             "file": str(path),
-            "columns": {"x": names["--x"], "y": names["--y"], "value": names["--value"]},
+            "columns": {"x": names["--x"], "y": names["--y"], "value": names["--target"]},
             "domain": "grid" if edges is None else "graph",
             "edges": None if edges is None else os.fspath(edges),
             "directed": bool(directed) if edges is not None else None,
@@ -414,11 +414,12 @@ def _check_run_params(method, kappa, budget, horizon, n_samples, beta, seed):
     if method not in METHODS:
         raise ValueError(f"method (--method) must be one of {list(METHODS)}, got {method!r}")
     kappa = check_int(kappa, "kappa (--kappa)", low=1)
-    budget = check_int(budget, "budget (--budget)", low=1)
+    budget = check_int(budget, "budget (observations, --iterations x --kappa)", low=1)
     if budget % kappa:
         raise ValueError(
-            f"budget (--budget) must be a multiple of kappa (--kappa) = {kappa} (one macro-action "
-            f"of kappa observations per iteration), got {budget}"
+            f"budget (observations, --iterations x --kappa) must be a multiple of kappa "
+            f"(--kappa) = {kappa} (one macro-action of kappa observations per iteration), "
+            f"got {budget}"
         )
     horizon = check_int(horizon, "horizon (--horizon)", low=1)
     n_samples = check_int(n_samples, "n_samples (--samples)", low=1)
@@ -506,7 +507,8 @@ def run_macro_on_csv(
     Args:
         path, edges, directed, x, y, value, kappa, hyperparameters: as in :func:`load_field`.
         budget: observations after the start's, a multiple of ``kappa`` (``budget / kappa``
-            iterations, one macro-action each).
+            iterations, one macro-action each; the command line's ``--iterations`` counts the
+            iterations: ``budget = iterations * kappa``).
         method: a key of :data:`METHODS`.
         horizon: ``H``, macro-actions of lookahead (nonmyopic methods; db-gp-ucb uses 1).
             Near the end of the budget the runner plans with ``min(H, iterations left)``.

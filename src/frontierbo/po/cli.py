@@ -28,8 +28,14 @@ def _add_csv_arguments(parser: argparse.ArgumentParser) -> None:
         "--features", nargs="+", default=None, help="input columns (default: all others)"
     )
     parser.add_argument("--minimize", action="store_true", help="minimise the target instead")
-    parser.add_argument("--iterations", "-T", type=int, required=True, help="BO rounds")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--iterations",
+        "-T",
+        type=int,
+        required=True,
+        help="BO rounds T, one row queried per round (the --n-init rows not counted)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (0)")
     parser.add_argument("--n-init", type=int, default=1, help="random initial rows (1)")
     parser.add_argument("--out", type=Path, default=None, help="directory for result.json")
     parser.add_argument(
@@ -127,10 +133,12 @@ def add_commands(top: argparse._SubParsersAction) -> None:
 
     service_commands(top)
     demo = top.add_parser("demo", help="small synthetic PO-GP-UCB experiment: table + plot")
-    demo.add_argument("--out", type=Path, default=Path("frontierbo-demo"))
-    demo.add_argument("--runs", type=positive_int, default=20)
-    demo.add_argument("--jobs", type=jobs, default=1)
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument(
+        "--out", type=Path, default=Path("frontierbo-demo"), help="output directory (%(default)s)"
+    )
+    demo.add_argument("--runs", type=positive_int, default=20, help="runs per configuration (20)")
+    demo.add_argument("--jobs", type=jobs, default=1, help="parallel worker processes (1)")
+    demo.add_argument("--seed", type=int, default=0, help="base seed of every run (0)")
     demo.set_defaults(handler=_demo)
 
     privacy = top.add_parser("privacy", help="privacy tools")
@@ -139,13 +147,19 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         "audit", help="attack the published PO-GP-UCB release: reconstruction + distinguisher"
     )
     audit.add_argument("dataset", choices=DATASETS)
-    audit.add_argument("--epsilon", type=float, default=None, help="default: the paper's")
-    audit.add_argument("--delta", type=float, default=None, help="default: the paper's")
-    audit.add_argument("--r", type=int, default=None, help="default: the paper's")
+    audit.add_argument(
+        "--epsilon", type=float, default=None, help="privacy budget epsilon (default: the paper's)"
+    )
+    audit.add_argument(
+        "--delta", type=float, default=None, help="privacy parameter delta (default: the paper's)"
+    )
+    audit.add_argument(
+        "--r", type=int, default=None, help="projection dimension (default: the paper's)"
+    )
     audit.add_argument("--k", type=int, default=None, help="known rows (default d + 1)")
     audit.add_argument("--known-indices", type=int, nargs="+", default=None)
     audit.add_argument("--trials", type=int, default=200)
-    audit.add_argument("--seed", type=int, default=0)
+    audit.add_argument("--seed", type=int, default=0, help="seed of the attack's draws (0)")
     audit.set_defaults(handler=_audit)
 
 

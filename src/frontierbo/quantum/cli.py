@@ -1,7 +1,9 @@
 """Quantum BO's commands: ``run quantum-bo`` (rows of a CSV are arms) and ``reproduce quantum-bo``.
 
 The oracle's accuracy is chosen by the algorithm each stage (it is not a privacy budget and has no
-flag); ``--delta`` is the failure probability of each stage's estimate.
+flag); ``--failure-probability`` is the failure probability of each stage's estimate (the papers'
+delta; ``--delta`` is only the privacy delta, :mod:`frontierbo.flags`). ``--queries`` is the query
+budget T: oracle queries in all (a stage spends many), not rounds.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from frontierbo.experiments.system import (
     reproduce_command,
     with_written_note,
 )
+from frontierbo.flags import add_renamed
 from frontierbo.quantum.experiment import MAIN_SETTINGS, QUICK_RUNS, QUICK_T
 
 NAME = "quantum-bo"
@@ -31,9 +34,21 @@ def add_run_commands(run: argparse._SubParsersAction) -> None:
         "(see frontierbo.quantum.userdata).",
     )
     parser.add_argument("--data", required=True, help="CSV file with a header row")
-    parser.add_argument("--iterations", "-T", type=int, required=True, help="query budget")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--algorithm", choices=ALGORITHMS, default="q-gp-ucb")
+    parser.add_argument(
+        "--queries",
+        type=int,
+        required=True,
+        metavar="T",
+        help="query budget T: oracle queries in all, the initial arm's included (a stage "
+        "spends many)",
+    )
+    note = "the query budget T, oracle queries in all, not rounds"
+    add_renamed(parser, "-T", "--queries", note)
+    add_renamed(parser, "--iterations", "--queries", note)
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (0)")
+    parser.add_argument(
+        "--algorithm", choices=ALGORITHMS, default="q-gp-ucb", help="the algorithm (q-gp-ucb)"
+    )
     parser.add_argument(
         "--features", nargs="+", default=None, help="feature columns (default: all others)"
     )
@@ -71,8 +86,14 @@ def add_run_commands(run: argparse._SubParsersAction) -> None:
         "(statevector, aer; needs frontierbo[quantum])",
     )
     parser.add_argument(
-        "--delta", type=float, default=0.05, help="failure probability per stage (0.05)"
+        "--failure-probability",
+        type=float,
+        default=0.05,
+        metavar="DELTA",
+        help="failure probability delta of each stage's estimate, also the confidence of the "
+        "'theory' width (0.05; not a privacy parameter)",
     )
+    add_renamed(parser, "--delta", "--failure-probability", "--delta is only the privacy delta")
     parser.add_argument("--out", type=Path, default=None, help="directory for result.json")
     parser.set_defaults(handler=_run)
 
@@ -91,7 +112,7 @@ def _run(args) -> str:
         )
     result = run_quantum_on_csv(
         args.data,
-        args.iterations,
+        args.queries,
         args.seed,
         algorithm=args.algorithm,
         features=args.features,
@@ -100,7 +121,7 @@ def _run(args) -> str:
         weighting=args.weighting,
         encoding=args.encoding,
         backend=args.backend,
-        delta=args.delta,
+        delta=args.failure_probability,
         out=args.out,
     )
     return with_written_note(format_quantum_result(result), args.out)

@@ -209,14 +209,14 @@ def _choice(value, name: str, allowed) -> str:
 
 def _check_params(algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta):
     algorithm = _choice(algorithm, "algorithm (--algorithm)", ALGORITHMS)
-    budget = check_int(budget, "budget (--iterations)", low=1)
+    budget = check_int(budget, "budget (--queries)", low=1)
     seed = check_int(seed, "seed (--seed)", low=0)
     lengthscale = check_real(lengthscale, "lengthscale (--lengthscale)", low=0.0)
     width = _parse_width(width, algorithm)
     weighting = _choice(weighting, "weighting (--weighting)", WEIGHTINGS)
     encoding = _choice(encoding, "encoding (--encoding)", ENCODINGS)
     backend = _choice(backend, "backend (--backend)", BACKENDS)
-    delta = check_real(delta, "delta (--delta)", low=0.0, high=1.0)
+    delta = check_real(delta, "delta (--failure-probability)", low=0.0, high=1.0)
     if algorithm not in QUANTUM:
         for flag, value, default in (
             ("weighting (--weighting)", weighting, "paper"),
@@ -285,7 +285,7 @@ def run_quantum_on_csv(
     """Run ``algorithm`` for ``budget`` queries on the arm table in ``path`` (module doc).
 
     Args:
-        budget: query budget ``T >= 1`` (``--iterations``): every oracle query costs one.
+        budget: query budget ``T >= 1`` (``--queries``): every oracle query costs one.
         seed: non-negative int; fixes the initial arm and the oracle's randomness (independent
             streams; the initial arm does not depend on ``algorithm``).
         algorithm: ``"q-gp-ucb"``, ``"gp-ucb"``, ``"q-linucb"`` or ``"linucb"``.
@@ -300,7 +300,7 @@ def run_quantum_on_csv(
         backend: ``"numpy"`` (exact-in-distribution IQAE simulator), ``"statevector"`` or
             ``"aer"`` (Qiskit circuits, extra ``frontierbo[quantum]``); quantum methods only.
         delta: failure probability of every stage's estimate, in (0, 1) (also the confidence of
-            the ``"theory"`` width).
+            the ``"theory"`` width; ``--failure-probability``, not a privacy parameter).
         out: directory; when given, ``out/result.json`` is written atomically after the run,
             without ``seconds``: two runs with the same inputs and seed write identical files.
         beta: deprecated alias of ``width`` (``DeprecationWarning``; the result keeps the key

@@ -7,6 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
+from frontierbo.flags import add_renamed
+
 DB_HELP = "the curator's SQLite database (created on first use; default curator.db)"
 EXTRA = "pip install 'frontierbo[service]'"
 
@@ -37,14 +39,19 @@ def add_commands(top: argparse._SubParsersAction) -> None:
     serve.add_argument("--data", required=True, help="the private CSV file (header row)")
     serve.add_argument("--target", required=True, help="the column to optimise")
     serve.add_argument("--features", nargs="+", default=None, help="input columns (all others)")
-    serve.add_argument("--minimize", action="store_true", help="serve -target (modelers maximise)")
+    serve.add_argument(
+        "--minimize", action="store_true", help="minimise the target (serve -target: modelers "
+        "maximise)"
+    )  # fmt: skip
     serve.add_argument(
         "--mechanism", choices=("gaussian", "random-projection"), default="gaussian",
         help="the release: gaussian ((epsilon, delta)-DP, default) or random-projection (the "
         "paper's Algorithm 1, NOT differentially private)",
     )  # fmt: skip
     serve.add_argument("--epsilon", type=float, required=True, help="privacy budget of the release")
-    serve.add_argument("--delta", type=float, required=True, help="its delta")
+    serve.add_argument(
+        "--delta", type=float, required=True, help="privacy parameter delta of the release"
+    )
     serve.add_argument(
         "--r", type=int, default=None, help="projection dimension (random-projection)"
     )
@@ -115,10 +122,18 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         "release). Its state lives in --out, so a modeler stopped or killed resumes where it "
         "was, and a query sent again is not charged twice.",
     )
-    modeler.add_argument("--url", required=True, help="the curator, e.g. http://127.0.0.1:8000")
+    modeler.add_argument(
+        "--url", required=True, help="URL of the curator, e.g. http://127.0.0.1:8000"
+    )
     modeler.add_argument("--token-file", required=True, type=Path, help="file holding the token")
-    modeler.add_argument("--iterations", type=int, required=True, help="queries in all")
-    modeler.add_argument("--out", type=Path, default=Path("modeler"), help="state and result.json")
+    modeler.add_argument(
+        "--queries", type=int, required=True,
+        help="query budget: rows queried in all, the initial design included",
+    )  # fmt: skip
+    add_renamed(modeler, "--iterations", "--queries", "rows queried in all")
+    modeler.add_argument(
+        "--out", type=Path, default=Path("modeler"), help="directory for the state and result.json"
+    )
     modeler.add_argument("--seed", type=int, default=0, help="seed of the modeler's choices (0)")
     modeler.set_defaults(handler=_modeler)
 
@@ -187,7 +202,7 @@ def _revoke(args) -> str:
 
 
 def _modelers(args) -> str:
-    from frontierbo.experiments.report import markdown_table
+    from frontierbo.io import markdown_table
 
     rows = _store(args.db).modelers()
     body = [[m["name"], m["role"], str(m["budget"]), str(m["used"]), str(m["remaining"]),
@@ -200,7 +215,7 @@ def _modelers(args) -> str:
 def _audit(args) -> str:
     import datetime
 
-    from frontierbo.experiments.report import markdown_table
+    from frontierbo.io import markdown_table
 
     lines = _store(args.db).audit(limit=args.tail)
     if args.json:
@@ -222,7 +237,7 @@ def _modeler(args) -> str:
     if not args.token_file.is_file():
         raise FileNotFoundError(f"--token-file {str(args.token_file)!r} does not exist")
     token = args.token_file.read_text().strip().splitlines()[0].strip()
-    result = run_modeler(args.url, token, args.iterations, args.out, seed=args.seed)
+    result = run_modeler(args.url, token, args.queries, args.out, seed=args.seed)
     best = result["best"]
     lines = [
         f"modeler: {result['queries']} queries answered by {args.url}"

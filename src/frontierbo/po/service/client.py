@@ -107,14 +107,14 @@ def modeler_settings(release: dict) -> dict:
 
 
 def run_modeler(url: str, token: str, iterations: int, out, seed: int = 0) -> dict:
-    """Query ``iterations`` rows in all (the initial design included), choosing them with the
-    ``po-gp-ucb`` study sampler on the release; resumes from ``out``; writes
+    """Query ``iterations`` rows in all (``--queries``; the initial design included), choosing
+    them with the ``po-gp-ucb`` study sampler on the release; resumes from ``out``; writes
     ``out/result.json``."""
     from frontierbo._validation import check_int
     from frontierbo.io import write_json_atomic
     from frontierbo.study import create_study
 
-    iterations = check_int(iterations, "iterations (--iterations)", low=1)
+    iterations = check_int(iterations, "iterations (--queries)", low=1)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     session_file = out / "session.json"
