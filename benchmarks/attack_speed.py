@@ -13,7 +13,7 @@ For each n in ``--sizes`` (points in D_per) and latent dimension d (MNIST 196 = 
 * ``bayesopt``: the BayesOpt attack's UCB step (10 000 points, 5 L-BFGS-B starts) + refit / 5
   on the same n in its chosen side.
 
-The settings are the paper profile's (``--profile fast`` for spec §7.2's). Single BLAS thread
+The settings are the paper profile's (``--profile fast`` for the CI profile's). Single BLAS thread
 by default (``--blas-threads``), as the reproduction's workers run.
 
 Run: ``python benchmarks/attack_speed.py [--sizes 50,200,500,900] [--dims 196,588]

@@ -12,7 +12,8 @@ this script writes them between the markers of ``records/bos2/tables.md`` (linke
   the first instance not finished: a store filled from its far end too, by
   ``tools/bos2_fill.py``, holds instances chosen by how fast they ran, which are not a sample),
   BOS² against BayesOpt and against its ablation (two-sided sign tests), the instances only
-  one of two attacks solved (exact McNemar tests), the orderings of spec §8.2 on those instances
+  one of two attacks solved (exact McNemar tests), the orderings of
+  docs/decisions.md#bos-orderings-and-tolerances-of-the-report on those instances
   (an attack the store did not run, such as ZOO, taken from ``--cheap``), the stopping rule's
   loops and the seconds per instance;
 * ``<!-- NAME_progress -->`` ... ``<!-- /NAME_progress -->``: how many instances are done, and
@@ -185,14 +186,14 @@ def asr_interval(successes: int, n: int) -> str:
     return f"{successes}/{n} ({100 * successes / n:.0f} %, 95 % CI {100 * ci.low:.0f}–{100 * ci.high:.0f} %)"
 
 
-#: Pairs whose ASRs spec §8.2 orders (GenAttack against the attack it is set below).
+#: Pairs whose ASRs the report's orderings compare (GenAttack against the attack it is set below).
 ASR_PAIRS = (("bos2", "bos2-nostop"), ("bos2", "bayesopt"), ("bos2-nostop", "bayesopt"),
              ("genattack", "bos2"))  # fmt: skip
 
 
 def paired_successes(records: list[dict], pairs=ASR_PAIRS) -> str:
     """For each pair (a, b): the instances only a solved and only b solved, and the exact
-    McNemar p (a two-sided sign test on those discordant instances). Spec §8.2 orders the
+    McNemar p (a two-sided sign test on those discordant instances). The orderings compare the
     ASRs' point estimates; this says which differences are evidence."""
     parts = []
     for a, b in pairs:
@@ -206,7 +207,8 @@ def paired_successes(records: list[dict], pairs=ASR_PAIRS) -> str:
 
 
 def checked_orderings(rows: dict, dataset: str, budget: int) -> str:
-    """Spec §8.2's orderings over per-method rows (``attack.summary.method_row``)."""
+    """The report's orderings (docs/decisions.md#bos-orderings-and-tolerances-of-the-report)
+    over per-method rows (``attack.summary.method_row``)."""
     checks = orderings({dataset: rows}, budget)[dataset]
     ran = [f"{ORDERING_LABELS[k]}: {'yes' if ok else '**no**'}" for k, ok in checks.items()
            if ok is not None]  # fmt: skip
@@ -247,7 +249,8 @@ def summary(runs: dict, title: str, dataset: str, image_order: list[int]) -> str
         f"{sign_test(queries(finished, 'bos2-nostop'), queries(finished, 'bos2'))}.",
         f"  - Instances only one of two attacks solved (exact McNemar tests): "
         f"{paired_successes(finished)}.",
-        f"  - Orderings of spec §8.2 on these {n} instances: {checked_orderings(rows, dataset, budget)}.",
+        f"  - Orderings of the thesis's tables on these {n} instances: "
+        f"{checked_orderings(rows, dataset, budget)}.",
         f"  - Perturbation loops that ended by their own rule (each run's last loop, cut short "
         f"by the success or T, left out): {bos2.get('loops_stopped_early', 0.0):.0%} of BOS²'s "
         f"{bos2.get('loops_ended', 0)} stopped early, and they averaged "

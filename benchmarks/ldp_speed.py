@@ -1,6 +1,6 @@
 """Wall-clock of one run of each LDP-BO algorithm and its per-step cost as t grows.
 
-Problem: the 100-arm synthetic problem of the LDP-BO spec (§4.2; ``synthetic-se`` or
+Problem: the 100-arm synthetic problem of Zhou & Tan 2021, Fig. 2 (``synthetic-se`` or
 ``synthetic-matern``, one seeded f), rewards privatised by CTL(eps) (default eps = 1, the E1
 headline; ``--non-private`` for the heavy-tailed versions on the same problem's raw rewards).
 Parameters as in the reproduction: the ``practical`` profile, the common ``beta_scale`` (0.1),

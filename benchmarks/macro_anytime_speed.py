@@ -1,12 +1,12 @@
 """Wall-clock of one planning call of anytime ε-Macro-BO (A3) on the real traffic graph.
 
-Problem (spec macro-bo.md §5, E2): ``frontierbo.macro.data.traffic()`` (A = 20 macro-actions per
-location, kappa = 5), its fitted hyperparameters, ``d_0`` = one seeded start cell and its value.
+Problem (E2, Section 4.4.2 of the thesis): ``frontierbo.macro.data.traffic()`` (A = 20 macro-actions
+per location, kappa = 5), its fitted hyperparameters, ``d_0`` = one seeded start cell and its value.
 For each H in ``--horizons`` and both profiles, N = ``--samples`` (300) and ``--iterations``
 ConstructTree calls (1500), it prints the median seconds of ``--repeats`` planning calls (each
-includes building the input tree), the node counter and the chosen row. Profiles: ``thesis``
-(the defaults: most-likely initial bounds, lambda from line 43) and ``ref-code`` (lambda = 5,
-infinite initial bounds, argmax Q_hi*, exact last stage, no (4.12) fallback).
+includes building the input tree), the node counter and the chosen row. Profiles: ``thesis`` (the
+defaults: most-likely initial bounds, lambda from line 43 of thesis Algorithm 4) and ``ref-code``
+(lambda = 5, infinite initial bounds, argmax Q_hi*, exact last stage, no (4.12) fallback).
 
 Every repeat runs in a fresh process: the ref-code profile at H = 4 holds about 12 GB of samples
 and bounds, and a second call in the same process reuses the first one's pages, which makes it

@@ -1,6 +1,6 @@
 """Wall-clock speed of one planning call of exhaustive ε-Macro-BO on the 50 x 50 plankton grid.
 
-Problem (spec macro-bo.md §5.1, E1): a plankton field from ``frontierbo.macro.data.plankton``
+Problem (E1, Section 4.4.1 of the thesis): a plankton field from ``frontierbo.macro.data.plankton``
 (a seeded GP draw, SE kernel with length-scale 0.5 km, signal variance 1, noise variance 1e-5) —
 or, when that module is absent, a seeded GP draw with the same hyperparameters on the same grid;
 straight-dive macro-actions of kappa = 4 cells in 4 directions (A = 4); d_0 = the start cell

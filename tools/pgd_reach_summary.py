@@ -3,7 +3,7 @@
 Reads a GP store (``records/bos2/bos2-mnist-clip.jsonl`` or ``bos2-cifar10-clip.jsonl``), the
 cheap store (GenAttack and full-resolution PGD, ``bos2-cheap-clip.jsonl``) and the per-side
 reachability written by ``benchmarks/attack_feasibility.py --per-instance``
-(``bos2-*-pgd-sides.json``), and prints what the docs' "Feasibility" section and §8.2 verdicts
+(``bos2-*-pgd-sides.json``), and prints what the docs' "Feasibility" and "Verdicts" sections
 quote: how many instances PGD reaches at full resolution, at each latent side and in one of
 them; each attack's successes outside each reach set and inside side 18's (BOS²'s largest);
 the instances all three GP attacks failed though PGD reaches them at side 18; and, per image,

@@ -1,4 +1,4 @@
-"""The black-box baselines of BOS² (spec bos2-attack.md §5.4 items 2-4, §4 E10, §8.1 items 2, 14)
+"""The black-box baselines of BOS² (thesis Section 5.3)
 on a linear softmax model: budget, L_inf ball and range, success rule, determinism, and the
 points where GenAttack's and ZOO's two implementations must agree or differ."""
 
@@ -77,7 +77,7 @@ def test_each_baseline_reaches_an_easy_target_and_is_deterministic(name):
         assert len(model.inputs) == result.queries <= 400
         assert np.abs(result.x_adv - oracle.x0).max() <= 0.3 + 1e-9
         traces.append([(r.objective, r.linf) for r in oracle.log])
-    assert traces[0] == traces[1]  # §8.1 item 14: same seed, same query trace
+    assert traces[0] == traces[1]  # same seed, same query trace
     oracle, _ = instance()
     execute(ALL[name](), oracle, seed=12)
     assert [(r.objective, r.linf) for r in oracle.log] != traces[0]
@@ -100,7 +100,7 @@ def test_genattack_queries_stay_in_the_ball_and_the_range(name):
     oracle, model = instance(delta_max=0.02, budget=300, x0=x0)
     assert execute(ALL[name](), oracle, seed=2).stopped_by == "budget"
     assert len(model.inputs) == 300
-    for x in model.inputs:  # §8.1 item 2
+    for x in model.inputs:  # inside the ball and the valid range
         assert np.abs(x - x0).max() <= 0.02 + 1e-6
         assert x.min() >= -0.5 and x.max() <= 0.5
 
@@ -160,7 +160,8 @@ def test_make_genattack_profiles():
 @pytest.mark.parametrize("name", ["zoo", "zoo-art", "autozoom", "autozoom-tanh"])
 def test_zoo_and_autozoom_succeed_only_inside_the_ball(name):
     """The path does not depend on delta_max: the success query of a wide ball is the first
-    target hit outside a narrow one, which is logged but is not a success (spec E10)."""
+    target hit outside a narrow one, which is logged but is not a success
+    (docs/decisions.md#bos-zoo-and-autozoom-succeed-only-inside-the-ball)."""
     wide, _ = instance(delta_max=0.3)
     success = execute(ALL[name](), wide, seed=1)
     narrow, _ = instance(delta_max=0.05)

@@ -1,4 +1,5 @@
-"""The BayesOpt attack baseline, GP-BO-auto-dr (spec bos2-attack.md §5.4 item 1)."""
+"""The BayesOpt attack baseline, GP-BO-auto-dr
+(docs/decisions.md#bos-bayesopt-baseline-follows-gpldr)."""
 
 from __future__ import annotations
 

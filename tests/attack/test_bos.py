@@ -1,4 +1,4 @@
-"""Bayesian optimal stopping, SolveBOS and Decide (spec bos2-attack.md §3.6, §3.7, §8.1 items 11-13)."""
+"""Bayesian optimal stopping, SolveBOS and Decide (eq. (5.5) of the thesis)."""
 
 import numpy as np
 import pytest
@@ -138,7 +138,7 @@ def test_forward_samples_follow_the_gp_posterior():
     np.testing.assert_allclose(np.cov(draws.T), cov, atol=0.05 * cov.max())
 
 
-# -- SolveBOS: the table (§8.1 item 11) -------------------------------------------------------
+# -- SolveBOS: the table (docs/decisions.md#bos-stopping-constants-from-bo-bos) ------------
 def test_policy_table_shape_k1_and_codes(policy):
     assert policy.actions.shape == (32, 99) and policy.steps == 32 and policy.horizon == 40
     assert policy.k1 == pytest.approx(100.0 / 0.99**2)
@@ -171,7 +171,7 @@ def test_same_seed_same_policy():
     assert not np.array_equal(a.counts, c.counts)
 
 
-# -- sanity scenarios (§8.1 item 12) -------------------------------------------------------------
+# -- sanity scenarios ----------------------------------------------------------------------------
 def test_a_no_stop_when_the_loop_already_beats_the_incumbent():
     # y* = -100: e* = 100/11 > 1, above every kept sample, so p = 0 and D2 always beats D1
     pol = solve_bos(Y_INIT, -100.0, 40, 0, 0, samples=FAST)
@@ -240,7 +240,7 @@ def test_trajectory_outcome_never_stops_a_loop_that_already_improved():
     assert np.any(final.actions == D1)
 
 
-# -- Decide (§3.7, §8.1 item 13) -----------------------------------------------------------------
+# -- Decide: only D1 stops (docs/decisions.md#bos-only-d1-stops-a-loop) -------------------------
 def _hand_policy(code):
     """i_0 = 2, T_b = 2, three cells on g = (0, 1/3, 2/3, 1), lambda = -1; cell 1 at s = 1 holds
     ``code``, everything else continues."""

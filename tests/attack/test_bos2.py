@@ -1,4 +1,4 @@
-"""Algorithms 5, 6, 7 and Add-GP-UCB (spec bos2-attack.md §8.1 items 5-10, 14)."""
+"""Algorithms 5, 6, 7 and Add-GP-UCB (thesis Section 5.2)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def _instance(budget: int, scale: float = 0.3, target_rank: int = 0, delta_max: 
 
 
 def test_initialisation_makes_30_queries_and_the_initial_data():
-    # spec §8.1 item 5
+    # the thesis's initial design (Section 5.3): 30 queries, D_dim tuples with t_0 = 10
     oracle = _instance(budget=100)
     details: dict = {}
     U, y, dim_data = BOS2().initialise(oracle, np.random.default_rng(0), details)
@@ -63,13 +63,15 @@ def test_initialisation_makes_30_queries_and_the_initial_data():
 
 
 def test_dimension_bo_scores_look_ahead_by_i_max():
-    # spec §8.1 item 6: at t = 50 with i_max = 40 the scored tuples are (d_0, 90)
+    # the thesis's worked example (Section 5.2): at t = 50 with i_max = 40 the scored tuples
+    # are (d_0, 90)
     inputs = candidate_inputs(MNIST_DIMS, t=50, i_max=40)
     assert inputs.tolist() == [[d, 90] for d in MNIST_DIMS]
 
 
 def test_select_dimension_is_the_ucb_argmax_of_a_stub_posterior():
-    # spec §8.1 item 7: mu + 2 sigma, ties to the first in list order
+    # Algorithm 6: mu + 2 sigma; ties to the first in list order
+    # (docs/decisions.md#bos-dimension-gp-scaling-and-bounds)
     mean = np.array([0.0, 1.0, 0.5, 1.2, 0.0, 0.0, 0.0])
     var = np.array([0.0, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0])  # scores 0, 2, 2.5, 1.2, ...
     d, scores = select_dimension(lambda x: (mean, var), MNIST_DIMS, 0, 40)
@@ -88,7 +90,8 @@ def test_dimension_bo_fits_and_picks_a_dimension_near_the_best_data():
 
 
 def test_augmentation_of_d_dim_follows_the_worked_example(monkeypatch):
-    # spec §8.1 item 6: ((196, 90), -10.3) at t = 50 after a 40-query loop, then ((196, 173), -2.4)
+    # the thesis's worked example (Section 5.2): ((196, 90), -10.3) at t = 50 after a 40-query
+    # loop, then ((196, 173), -2.4)
     fake_plan = [(36, 50, -20.0), (196, 40, -10.3), (64, 60, -9.0), (196, 23, -2.4), (36, 1, -30.0)]
     seen = []
 
@@ -184,7 +187,7 @@ def _fast_bos2(**kw):
 
 
 def test_budget_is_never_exceeded_and_loops_have_the_allowed_lengths():
-    # spec §8.1 item 10, with and without stopping
+    # docs/decisions.md#bos-last-loop-truncated-to-the-budget-left, with and without stopping
     for attack in (_fast_bos2(), _fast_bos2(stopping=None)):
         oracle = _instance(budget=30 + 60, scale=0.0, target_rank=-1)
         result = execute(attack, oracle, seed=2)
@@ -218,7 +221,7 @@ def test_bos2_is_deterministic_and_succeeds_on_an_easy_instance():
         oracle = _instance(budget=200, target_rank=-3)
         result = execute(_fast_bos2(), oracle, seed=5)
         traces.append([r.objective for r in oracle.log])
-    assert traces[0] == traces[1]  # spec §8.1 item 14
+    assert traces[0] == traces[1]  # same seed, same query trace
     assert result.success and 30 < result.queries <= 200  # after the initial design
     assert result.x_adv is not None
     assert np.abs(result.x_adv - oracle.x0).max() <= 0.3 + 1e-9

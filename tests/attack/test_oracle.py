@@ -1,4 +1,4 @@
-"""The query oracle and objective of BOS² (spec bos2-attack.md §3.0, §8.1 items 1, 2, 10)."""
+"""The query oracle and objective of BOS² (eqs. (5.1)-(5.2) of the thesis)."""
 
 from __future__ import annotations
 
@@ -88,7 +88,8 @@ def test_rescale_mode_is_the_reference_formula():
 
 def test_rescale_mode_succeeds_on_the_argmax_outside_the_ball_as_the_reference_does():
     """x0 = 0.4, u = -1: (0.4 - 0.3) / 1.6 = 0.0625 lies 0.3375 > 0.3 from x0. The rescaled
-    query counts (reference rule); the same input through ``query_input`` does not (E10)."""
+    query counts (reference rule); the same input through ``query_input`` does not
+    (docs/decisions.md#bos-zoo-and-autozoom-succeed-only-inside-the-ball)."""
     model = lambda x: np.array([[0.2, 0.8]]) if x.mean() < 0.1 else np.array([[0.8, 0.2]])  # noqa: E731
     x0 = np.full((2,), 0.4)
     clip = QueryOracle(model, x0, 1, delta_max=0.3, budget=3)

@@ -1,4 +1,4 @@
-"""Bilinear resizing of the BOS² latent space (spec bos2-attack.md §8.1 items 3, 4)."""
+"""Bilinear resizing of the BOS² latent space (eq. (5.3) of the thesis)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Continuous-input GP core: input gradients, additive kernels (spec bos2-attack.md §8.1 item 9),
-the exponential-decay kernel, and the zero-mean MLE fit."""
+"""Continuous-input GP core: input gradients, additive kernels (Add-GP-UCB, eq. (5.4) of the
+thesis; per-group posteriors of Kandasamy et al. 2015), the exponential-decay kernel, and the
+zero-mean MLE fit."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ def _data(n=25, d=7, seed=1):
     return X, (y - y.mean()) / y.std()
 
 
-def test_split_groups_sizes_follow_the_spec_examples():
-    # spec §8.1 item 8: d=36 -> all 3; d=972 -> all 81; d=100 -> 4 x 9 + 8 x 8
+def test_split_groups_sizes_are_near_equal_chunks():
+    # docs/decisions.md#project-additive-groups-are-near-equal-chunks-of-a-permutation
+    # d=36 -> all 3; d=972 -> all 81; d=100 -> 4 x 9 + 8 x 8
     for d, sizes in [(36, [3] * 12), (972, [81] * 12), (100, [9] * 4 + [8] * 8)]:
         perm = np.random.default_rng(d).permutation(d)
         groups = split_groups(perm, 12)

@@ -23,7 +23,8 @@ from frontierbo.core.loop import RegretTrace, TableOracle, run_bo
         (961, 50, 37.7572),
     ],
 )
-def test_beta_values_of_the_spec(n, t, expected):
+def test_beta_srinivas_values(n, t, expected):
+    # line 3 of Algorithm 2 of the PO-GP-UCB paper, at the n of its data sets
     assert beta_srinivas(t, n, 0.025) == pytest.approx(expected, abs=1e-4)
     assert beta_srinivas(t, n, 0.05) == pytest.approx(expected - 2 * np.log(2), abs=1e-4)
 

@@ -1,4 +1,4 @@
-"""Nyström embedding, (LDP-)ATA-GP-UCB and (LDP-)MoMA-GP-UCB: spec §2.2, §2.3, §2.5, §6.1 4/5/7."""
+"""Nyström embedding, (LDP-)ATA-GP-UCB and (LDP-)MoMA-GP-UCB: Algorithms 4, 1 and 3 (paper)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def smooth_f(K: np.ndarray, seed: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------------
-# Nyström embedding (§2.2, §6.1 items 4-5)
+# Nyström embedding (Algorithm 4): exactness and variance sanity
 # ------------------------------------------------------------------------------------------------
 
 
@@ -184,7 +184,7 @@ def test_nystrom_empty_dictionary_is_zero_dimensional():
 
 
 def test_nystrom_variance_ratio_with_theory_q():
-    # §6.1 item 5: with the theory q, sigma_tilde^2 / sigma^2 in [1/rho, rho] on all arms in at
+    # With the theory q, sigma_tilde^2 / sigma^2 in [1/rho, rho] on all arms in at
     # least 95 of 100 replications (Lemma 19 of [ref7] / Lemma 9).
     n = 20
     K = se_gram(n)
@@ -205,7 +205,7 @@ def test_nystrom_variance_ratio_with_theory_q():
 
 
 # ------------------------------------------------------------------------------------------------
-# ATA-GP-UCB (§2.3)
+# ATA-GP-UCB (Algorithm 1; [ref7] Algorithm 2)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -321,7 +321,7 @@ def test_ata_rounds_dictionary_runs():
 
 
 # ------------------------------------------------------------------------------------------------
-# MoMA-GP-UCB (§2.5, §6.1 item 7)
+# MoMA-GP-UCB (Algorithm 3): median of means
 # ------------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""CTL randomiser and the LDP-BO parameter formulas (spec §1.4, §1.5, §2.3-§2.5, §2.8, §6.1)."""
+"""CTL randomiser (Lemma 1, Section 4.5) and parameter formulas (Theorems 2 and 4, [ref7])."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def draws():
 
 
 # ------------------------------------------------------------------------------------------------
-# CTL: scale, moments, tail (§6.1 items 1-2)
+# CTL: scale, moments, tail (Curator 1, Lemma 1)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -97,7 +97,7 @@ def test_ctl_tail(draws, tau):
 
 
 # ------------------------------------------------------------------------------------------------
-# Analytic LDP check (§6.1 item 1)
+# Analytic LDP check (Definition 1, Lemma 1)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -213,7 +213,7 @@ def test_sub_weibull():
 
 
 # ------------------------------------------------------------------------------------------------
-# Parameter values (§2.8, §6.1 item 8, §6.3)
+# Parameter values (Theorems 2 and 4, Corollary 1; the [ref7] code)
 # ------------------------------------------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
-"""Tests of frontierbo.ldp.problems: synthetic generator, real loaders, surrogates (spec §6.1
-items 10-11, Appendix A)."""
+"""Tests of frontierbo.ldp.problems: synthetic generator, real loaders, surrogates
+(docs/decisions.md#ldp-bo-surrogate-light-and-stock-data)."""
 
 from __future__ import annotations
 
@@ -236,7 +236,7 @@ def test_synthetic_student_t_variance():
     p = get_ldp_problem("synthetic-se-t", seed=0)
     assert math.isinf(p.R) and p.c == 3.0 and p.v == 4.0
     y = p.sample_rewards(5, 10**6, np.random.default_rng(0)) - p.f[5]
-    # The spec's check (variance ~ 3 within 5 %). t_3 has no fourth moment, so this estimator
+    # Our check (variance ~ 3 within 5 %). t_3 has no fourth moment, so this estimator
     # converges slowly and other seeds can miss it; the KS test below is the sound check.
     assert y.var() == pytest.approx(3.0, rel=0.05)
     assert abs(y.mean()) < 0.01

@@ -1,4 +1,4 @@
-"""TGP-UCB / LDP-TGP-UCB, the `reproduce ldp-bo` pipeline and `run ldp-bo` (spec ldp-bo.md)."""
+"""TGP-UCB / LDP-TGP-UCB, the `reproduce ldp-bo` pipeline and `run ldp-bo` (docs/ldp-bo.md)."""
 
 import json
 import math

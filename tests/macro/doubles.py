@@ -61,7 +61,7 @@ def expected_max_of_lines(c, g):
 
 
 def exact_q_kappa_one_horizon_two(gp, domain, start) -> np.ndarray:
-    """Q*_0 of every move from ``start`` for kappa = 1, H = 2, beta = 0 (spec §8.1 item 6):
+    """Q*_0 of every move from ``start`` for kappa = 1, H = 2, beta = 0 (thesis eq. (4.5)):
     ``mu(x1) + E[max_a mu_1(x')]`` with ``mu_1`` linear in the one Gaussian output at x1."""
     out = []
     for x in domain.macro_actions(start):

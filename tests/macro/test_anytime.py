@@ -1,5 +1,5 @@
 """A3 anytime ε-Macro-BO (Algorithm 4) and the ⟨ω, ε⟩ policy (4.12) on tiny domain doubles
-(spec macro-bo.md §3 A3, §8.1 items 7-8)."""
+(thesis Section 4.3.1; Tables 4.4-4.6 for the node counter)."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def test_reward_and_most_likely_value_at_sampled_nodes_match_the_updated_gp(beta
     np.testing.assert_allclose(plan.q_most_likely, ml.q, atol=1e-10)
 
 
-# -- §8.1 item 7: full expansion vs the exhaustive value -----------------------------------------
+# -- full expansion vs the exhaustive value --------------------------------------------------------
 @pytest.mark.parametrize("H", [2, 3])
 @pytest.mark.parametrize("init", ["most_likely", "infinite"])
 @pytest.mark.parametrize("last_stage", ["thesis", "exact"])
@@ -142,7 +142,7 @@ def test_full_expansion_without_refinement_is_exhaustive_shifted_by_lambda(H, in
 def test_with_refinement_full_expansion_is_within_h_lambda_and_reaches_the_exhaustive_tree(
     action_rule, init
 ):
-    """§8.1 item 7 with refinement: V_lo*_0 >= V_0 - H lambda, V_hi*_0 <= V_0 + H lambda; and
+    """With refinement: V_lo*_0 >= V_0 - H lambda, V_hi*_0 <= V_0 + H lambda; and
     with an unlimited budget the search saturates with A1's node count and decision."""
     domain = TorusGrid(6, 2)
     gp = make_gp(domain, seed=3)
@@ -207,7 +207,7 @@ def test_most_likely_init_brackets_the_exhaustive_value_at_every_budget_when_hor
         assert p.v_upper == pytest.approx(value + lam, abs=1e-10)
 
 
-# -- §8.1 item 8: node counter ------------------------------------------------------------------
+# -- node counter (docs/decisions.md#macro-bo-anytime-node-counter) --------------------------------
 def test_node_counter_table_4_4_convention():
     """A = 20, H = 2, N = 300, 1500 iterations: 421 + 1500 * 21 nodes (no saturation)."""
     domain = Complete(21)
@@ -301,7 +301,7 @@ def test_policy_4_12_falls_back_to_the_most_likely_value(monkeypatch):
     assert not off.fallback.any() and off.action == int(np.argmax(off.q_lower))
 
 
-# -- the bounds bracket the Bayes-optimal value (Theorem B.3; spec §8.1 items 6-7) ---------------
+# -- the bounds bracket the Bayes-optimal value (Theorem B.3) --------------------------------------
 @pytest.mark.parametrize("budget", [None, 3])
 def test_bounds_bracket_the_exact_bayes_optimal_values_by_quadrature(budget):
     """kappa = 1, H = 2, beta = 0: Q*_0 by exact integration; with N = 4000 the sampling error

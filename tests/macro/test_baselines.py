@@ -1,4 +1,4 @@
-"""Exactness checks of the macro-action baselines (spec macro-bo.md §4, §8.1 items 9–11)."""
+"""Exactness checks of the macro-action baselines (thesis Section 4.4)."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_hallucinated_posterior_equals_the_gp_after_fake_observations():
     np.testing.assert_allclose(var, ref_var, atol=1e-12)
 
 
-# -- footnote 11 (§8.1 item 11) ----------------------------------------------------------------
+# -- footnote 11 of the thesis ---------------------------------------------------------------------
 def check_greedy_invariants(domain, choice, actions, step_ref):
     """At every step j the rows still scored are exactly those consistent with the chosen prefix,
     their scores are step_ref(j, prefix, cells) and the chosen j-th cell has the largest."""
@@ -146,7 +146,7 @@ def test_greedy_batch_ties_are_seeded_and_lowest_without_a_seed():
     assert picks == again
 
 
-# -- q-EI (§8.1 item 10) ---------------------------------------------------------------------------
+# -- q-EI (closed form vs MC) ----------------------------------------------------------------------
 @pytest.mark.parametrize("q,seed", [(4, 0), (4, 1), (5, 2), (5, 3)])
 def test_q_ei_closed_form_matches_monte_carlo(q, seed):
     rng = np.random.default_rng(seed)
@@ -156,7 +156,7 @@ def test_q_ei_closed_form_matches_monte_carlo(q, seed):
     best = float(rng.normal(0.5, 0.5))
     closed = q_expected_improvement(mean, cov, best)
     mc, se = q_expected_improvement_mc(mean, cov, best, draws=1_000_000, seed=seed + 100)
-    # 3 Monte Carlo standard errors (the spec's tolerance) + 2e-4 for the Genz QMC of the
+    # 3 Monte Carlo standard errors + 2e-4 for the Genz QMC of the
     # q + q^2 probabilities in the closed form (absolute error ~1e-5 each)
     assert abs(closed - mc) <= 3 * se + 2e-4
 
@@ -172,7 +172,7 @@ def test_q_ei_of_a_gp_macro_action_matches_monte_carlo():
     assert abs(q_expected_improvement(mean, cov, best) - mc) <= 3 * se + 2e-4
 
 
-# -- κ = 1 reductions (§8.1 item 9) --------------------------------------------------------------
+# -- κ = 1 reductions ------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(4))
 def test_kappa_one_reductions(seed):
     domain = AllPaths(6, 1)

@@ -1,4 +1,4 @@
-"""Behavioural checks on plankton at CI size (spec macro-bo.md §8.2 a–c): fixed seeds, paired
+"""Behavioural checks on plankton at CI size (thesis Table B.1, Fig. 4.6): fixed seeds, paired
 realizations, only the sign of effects the thesis reports as large (> 4 s.e. at 250 runs)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ε-Macro-BO phenomena (macro/data.py; spec macro-bo.md §5.1–5.3, §6, §8.1 item 12)."""
+"""The ε-Macro-BO phenomena (macro/data.py; thesis Sections 4.4.1–4.4.3)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_plankton_is_a_50x50_grid_with_the_thesis_settings():
     assert isinstance(ds.domain, GridDomain) and ds.domain.shape == (50, 50)
     assert ds.domain.kappa == 4 and ds.values.shape == (2500,)
     assert ds.domain.row_col(ds.start) == (25, 25)
-    np.testing.assert_allclose(ds.domain.inputs[ds.start], [2.0, 2.0])  # ref-code (1.0, 1.0) x 2
+    np.testing.assert_allclose(ds.domain.inputs[ds.start], [2.0, 2.0])  # ref. code (1.0, 1.0) x 2
     np.testing.assert_allclose(ds.domain.inputs[ds.domain.cell(5, 5)], [0.0, 0.0], atol=1e-12)
     assert ds.hyperparameters == PLANKTON_HYPERPARAMETERS
     np.testing.assert_array_equal(ds.starts(3, seed=1), [ds.start] * 3)
@@ -71,7 +71,7 @@ def test_plankton_covariance_matches_the_kernel_statistically():
     assert abs(means.mean()) < 4.0 * means.std(ddof=1) / np.sqrt(runs)
 
 
-# -- traffic (reference data, §8.1 item 12) --------------------------------------------------
+# -- traffic (reference data, Section 4.4.2) -------------------------------------------------------
 @pytest.fixture(scope="module")
 def real_traffic():
     return traffic(seed=0, substitute=False)
@@ -147,7 +147,8 @@ def test_traffic_substitute_resembles_the_real_graph_and_is_seeded():
     assert ds.source == "substitute" and graph.n == 2506 and graph.kappa == 5
     assert graph.out_degree.max() <= 8
     counts = graph.full_action_counts
-    assert 100 <= counts[counts > 0].mean() <= 300  # real: 178.0 (spec §6: O(100-200))
+    # real: 178.0 (docs/decisions.md#macro-bo-traffic-substitute-graph)
+    assert 100 <= counts[counts > 0].mean() <= 300
     assert np.count_nonzero(counts) > 0.9 * graph.n
     assert graph.action_counts.max() == 20
     again = traffic_substitute(seed=0)

@@ -1,4 +1,4 @@
-"""Grid and graph macro-action domains (macro/domains.py; spec macro-bo.md §1.1, §5.1–5.3)."""
+"""Grid and graph macro-action domains (macro/domains.py; thesis Sections 4.1, 4.4)."""
 
 from __future__ import annotations
 

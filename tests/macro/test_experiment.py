@@ -1,4 +1,4 @@
-"""The experiments of ``reproduce macro-bo`` as data (spec macro-bo.md §5) and its summary."""
+"""The experiments of ``reproduce macro-bo`` as data (thesis Section 4.4) and its summary."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def test_summary_pairs_differences_over_realizations_by_hand():
 
 
 def test_published_differences_follow_from_the_published_tables():
-    """Spec §8.1 item 13: the sigma_y differences the text quotes follow from the tables."""
+    """The sigma_y differences the text quotes follow from the tables."""
     pub = ex.PUBLISHED
     checked = 0
     for key, claims in pub["differences"].items():

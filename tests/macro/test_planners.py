@@ -1,4 +1,4 @@
-"""Exactness checks of the ε-Macro-BO planners (spec macro-bo.md §8.1) on tiny domain doubles."""
+"""Exactness checks of the ε-Macro-BO planners (thesis Chapter 4) on tiny domain doubles."""
 
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ def test_lipschitz_and_theta_recursions():
     assert tree.sampling_constant == pytest.approx(np.max(tree.lipschitz * np.sqrt(tree.trace)))
 
 
-# -- node counts (§8.1 item 5; Table 4.2: A = 4, N = 100, T = 5) --------------------------------
+# -- node counts (Table 4.2: A = 4, N = 100, T = 5) ------------------------------------------------
 @pytest.mark.parametrize(("H", "expected"), [(1, 25), (2, 8_009), (3, 2_403_209), (4, 641_123_209)])
 def test_table_4_2_node_counts_by_formula(H, expected):
     assert run_nodes(4, 100, H, 5) == expected
@@ -244,7 +244,7 @@ def test_threads_and_blocks_do_not_change_a_fixed_sampler_plan():
     np.testing.assert_array_equal(keyed[0].q_sampled, keyed[1].q_sampled)
 
 
-# -- H = 1 is DB-GP-UCB (§8.1 item 6) -----------------------------------------------------------
+# -- H = 1 is DB-GP-UCB ----------------------------------------------------------------------------
 @pytest.mark.parametrize("beta", [0.0, 0.5, 4.0])
 @pytest.mark.parametrize("info", ["noisy", "latent"])
 def test_horizon_one_is_db_gp_ucb(beta, info):
@@ -262,7 +262,7 @@ def test_horizon_one_is_db_gp_ucb(beta, info):
         assert plan.theta == 0.0 and plan.K == 0.0
 
 
-# -- kappa = 1, H = 2, beta = 0: Q* exactly (§8.1 item 6) ------------------------------------
+# -- kappa = 1, H = 2, beta = 0: Q* exactly (4.5) --------------------------------------------------
 def test_kappa_one_horizon_two_converges_to_the_bayes_optimal_value():
     domain = TorusGrid(6, 1)
     gp = make_gp(domain, seed=11, noise=0.02, lengthscale=1.2)
@@ -282,7 +282,7 @@ def test_kappa_one_horizon_two_converges_to_the_bayes_optimal_value():
         assert plan.q_most_likely[a] == pytest.approx(gp.mean[x1] + c.max(), rel=1e-10)
 
 
-# -- Lipschitz with common random numbers (§8.1 item 4) ----------------------------------------
+# -- Lipschitz with common random numbers (Theorem B.1) --------------------------------------------
 def test_sampled_value_is_lipschitz_in_the_first_observations():
     domain = TorusGrid(6, 2)
     gp = make_gp(domain, seed=12)
@@ -312,7 +312,7 @@ def test_sampled_value_is_lipschitz_in_the_first_observations():
             assert i == a
 
 
-# -- A2: most-likely observations (§8.1 item 2) ------------------------------------------------
+# -- A2: most-likely observations (4.8) ------------------------------------------------------------
 def _literal_most_likely(gp, domain, loc, t, H, beta, info):
     """VV_t of (4.8) literally: condition a GP copy on y = mu_t(x) (pseudo-observations)."""
     if t == H:

@@ -1,4 +1,4 @@
-"""The receding-horizon runner (spec macro-bo.md §1.5) and metrics M1–M4 (§5.0)."""
+"""The receding-horizon runner (thesis Section 4.4) and metrics M1–M4."""
 
 from __future__ import annotations
 
@@ -89,7 +89,8 @@ def test_log_shapes_and_exhaustive_node_totals_equal_run_nodes():
     assert run.nodes.sum() == run_nodes(4, N, H, T)
     assert np.all(run.seconds >= 0)
     check_chain(run, ds)
-    # no noise at execution (§1.5): the measurements are the dataset values
+    # no noise at execution (docs/decisions.md#macro-bo-no-noise-added-at-execution): the
+    # measurements are the dataset values
     np.testing.assert_array_equal(run.measurements, ds.values[run.paths])
     assert run.y0 == run.value0 == ds.values[ds.start]
 

@@ -1,4 +1,5 @@
-"""PO-GP-UCB curator (Algorithm 1) and modeler (Algorithm 2): spec §8.1 and §8.2."""
+"""PO-GP-UCB curator (Algorithm 1) and modeler (Algorithm 2) of the paper: exact values and
+properties (Lemma 1, Theorem 2, Lemma 7)."""
 
 import inspect
 import warnings
@@ -229,7 +230,8 @@ def assert_same_choices(modeler, baseline, oracle, iterations, init):
 
 
 def test_exact_distance_projection_gives_identical_queries_to_gp_ucb():
-    """Spec §8.2.2: M M^T = r I and the if-branch => PO-GP-UCB = non-private GP-UCB."""
+    """M M^T = r I and the if-branch (Algorithm 1, line 7) keep distances exactly, so
+    PO-GP-UCB = non-private GP-UCB."""
     X = grid(size=40)
     s = 25.0 / (4 * np.sqrt(2))
     rng = np.random.default_rng(6)

@@ -33,7 +33,8 @@ from frontierbo.po.problems import (
 from frontierbo.po.problems import property as property_module
 from frontierbo.po.problems.synthetic import resample
 
-SIGMA_GRID = 1030.8785  # spec §6.2: 100 * (25 / sqrt 2) * sqrt(101 / 297)
+# Closed form for a centred 100 x 100 grid at max row norm 25: N a sqrt((N + 1) / (3 (N - 1)))
+SIGMA_GRID = 1030.8785  # 100 * (25 / sqrt 2) * sqrt(101 / 297)
 URA = "ura/ura_private_projects.csv"
 needs_ura = pytest.mark.data(URA)
 
@@ -63,7 +64,8 @@ def test_preprocess_centres_then_scales():
 
 
 def test_preprocess_one_sided_grid_centres_first():
-    # [0, 99]^2: centring first keeps the full half-width (spec §6.2: 1030.88, not 515.44).
+    # [0, 99]^2: centring first keeps the full half-width (1030.88, not 515.44;
+    # docs/decisions.md#po-gp-ucb-centre-before-scaling-to-max-norm-25).
     g = np.arange(100.0)
     X, _ = preprocess_inputs(grid_inputs(g, g))
     assert sigma_min(X) == pytest.approx(SIGMA_GRID, abs=1e-3)

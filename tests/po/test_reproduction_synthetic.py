@@ -1,7 +1,8 @@
 """The synthetic reproduction at full size (50 runs per configuration, both profiles; about 25 s
-on 2 cores): the acceptance criteria of issues 1 and 10 and the spec's §8.3 statistical checks,
-on the default (the authors' code's) synthetic setting. Marked slow: CI runs it in its second
-pytest call (``-m slow``), the README's test command does not."""
+on 2 cores): the acceptance criteria of issues 1 and 10 and the statistical checks of
+docs/decisions.md#po-gp-ucb-statistical-acceptance-checks, on the default (the authors' code's)
+synthetic setting. Marked slow: CI runs it in its second pytest call (``-m slow``), the README's
+test command does not."""
 
 import math
 
@@ -46,8 +47,9 @@ def test_threshold_cells_within_003_of_the_paper(synthetic, log_eps, r, paper):
 
 
 def test_table1_u_shape(synthetic):
-    """Spec §8.3: minimum at r in {8, 10} (within 2 SE), r=3 worse than r=10, and both else
-    columns (r = 15, 20) above the if-branch minimum by >= 0.04."""
+    """Table 1 of the paper (docs/decisions.md#po-gp-ucb-statistical-acceptance-checks): minimum
+    at r in {8, 10} (within 2 SE), r=3 worse than r=10, and both else columns (r = 15, 20) above
+    the if-branch minimum by >= 0.04."""
     means = {r: s50(synthetic, 1.1, r) for r in (3, 6, 8, 10, 15, 20)}
     best_r = min(means, key=lambda r: means[r][0])
     best, best_se = means[best_r]
@@ -57,7 +59,9 @@ def test_table1_u_shape(synthetic):
 
 
 def test_eps_sweep_gap_at_the_threshold(synthetic):
-    """Spec §8.3: S_50(PO, e^1.1) - S_50(non-private) <= 0.03; e^0.9 and e^0.0 gaps larger."""
+    """Gaps of the text on Fig. 2a (paper 0.011, 0.069, 0.099): S_50(PO, e^1.1) - S_50(non-private)
+    <= 0.03; e^0.9 and e^0.0 gaps larger
+    (docs/decisions.md#po-gp-ucb-statistical-acceptance-checks)."""
     for profile in ("paper", REFERENCE):
         base, _ = final(synthetic, config_key(NON_PRIVATE, None, None, profile))
         gaps = {le: s50(synthetic, le, 10, profile)[0] - base for le in (0.0, 0.9, 1.1)}

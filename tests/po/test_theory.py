@@ -1,4 +1,5 @@
-"""PO-GP-UCB analysis constants against hand-computed values (spec §3, §8.1 items 10-11)."""
+"""PO-GP-UCB analysis constants against hand-computed values (Lemma 1, Theorem 3 and eq. (10)
+of the paper)."""
 
 import math
 

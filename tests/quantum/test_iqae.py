@@ -11,7 +11,9 @@ from scipy import stats
 
 from frontierbo.quantum.iqae import default_shots, iqae_simulate
 
-# Spec section 6.2, items 1-2: shots and deterministic anchors (p = 1) of qiskit-algorithms 0.4.0.
+# Shots and deterministic anchors (p = 1) of qiskit-algorithms 0.4.0:
+# docs/decisions.md#quantum-bo-iqae-shots-per-round-from-the-reference-code and
+# docs/decisions.md#quantum-bo-iqae-deterministic-anchors.
 ANCHORS = [
     (0.5, 105, [0, 0], 0, 0.982739),
     (0.3, 129, [0, 0], 0, 0.983301),
@@ -211,8 +213,9 @@ def test_coverage():
 
 
 def test_queries_scale_like_one_over_epsilon():
-    # Spec 6.2 item 4 grid.  (At eps >= 0.1 most runs never leave k = 0, so the count is 0 and
-    # the log-log fit is meaningless; the count also grows in steps because k jumps 3 -> 30 -> 270.)
+    # docs/decisions.md#quantum-bo-iqae-query-scaling-test-grid.  (At eps >= 0.1 most runs never
+    # leave k = 0, so the count is 0 and the log-log fit is meaningless; the count also grows in
+    # steps because k jumps 3 -> 30 -> 270.)
     eps = np.array([0.05, 0.03, 0.02, 0.01, 0.007, 0.005, 0.003, 0.002, 0.0015, 0.001])
     slopes = []
     for a in (0.05, 0.3, 0.5, 0.9):

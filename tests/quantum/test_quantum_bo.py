@@ -1,4 +1,4 @@
-"""Q-GP-UCB, Q-LinUCB, the classical baselines, the oracles and the stage loop (spec section 6)."""
+"""Q-GP-UCB, Q-LinUCB, the classical baselines, the oracles and the stage loop (paper §4-§5)."""
 
 from __future__ import annotations
 
@@ -203,7 +203,9 @@ def test_rewards_and_encodings():
 
 
 def test_fallback_and_lemma1_counts():
-    # spec 6.2 item 1 (alpha = 0.05) and 6.1 item 8
+    # Fallback (alpha = 0.05):
+    # docs/decisions.md#quantum-bo-fallback-query-count-when-iqae-uses-no-grover-power
+    # Line-4 counts: Algorithm 1, line 4 and Lemma 1 of the paper
     for eps_a, n in [(0.5, 6), (0.3, 11), (0.1, 39), (0.05, 82), (0.01, 443), (0.001, 4762)]:
         assert fallback_queries(eps_a, 0.05) == n
     assert lemma1_queries(0.05, 0.1 / 200, C=2) == pytest.approx(304.04, abs=0.01)
@@ -237,7 +239,8 @@ def test_quantum_queries_grow_like_one_over_eps_classical_like_one_over_eps_squa
     c = [c_oracle.estimate(reward, e, 0.05)[1] for e in eps]
     q_slope = -np.polyfit(np.log(eps), np.log(q), 1)[0]
     c_slope = -np.polyfit(np.log(eps), np.log(c), 1)[0]
-    assert 0.9 <= q_slope <= 1.4  # spec 6.2 item 4
+    # Lemma 1 of the paper; band: docs/decisions.md#quantum-bo-iqae-query-scaling-test-grid
+    assert 0.9 <= q_slope <= 1.4
     assert c_slope == pytest.approx(2.0, abs=0.01)
 
 

@@ -97,7 +97,8 @@ def test_estimation_problem():
 
 
 # -------------------------------------------------------------------------- deterministic anchors
-# Spec 6.2 item 2: (accuracy_a, powers, queries, a_hat for p = 1).
+# (accuracy_a, powers, queries, a_hat for p = 1):
+# docs/decisions.md#quantum-bo-iqae-deterministic-anchors
 ANCHORS = [
     (0.5, [0, 0], 6, 0.982739),
     (0.05, [0, 0, 3], 489, 0.999684),

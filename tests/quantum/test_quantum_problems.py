@@ -1,5 +1,5 @@
-"""Tests of frontierbo.quantum.problems: RFF features, synthetic and AutoML problems (spec 2.8,
-4.2, 4.3, 5.2)."""
+"""Tests of frontierbo.quantum.problems: RFF features, synthetic and AutoML problems (Section 6
+and Appendix J of the paper; docs/decisions.md#quantum-bo-generated-synthetic-function)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_rff_rows_have_norm_v_and_gram_is_psd():
     assert rff.num_features == 50 and rff.dim == 2
 
 
-def test_rff_draw_is_seeded_and_distributed_as_spec():
+def test_rff_draw_is_seeded_and_distributed_as_documented():
     a = RandomFourierFeatures.draw(1, 4000, lengthscale=0.1, rng=7)
     b = RandomFourierFeatures.draw(1, 4000, lengthscale=0.1, rng=7)
     np.testing.assert_array_equal(a.frequencies, b.frequencies)
@@ -65,7 +65,8 @@ def test_rff_draw_is_seeded_and_distributed_as_spec():
 
 def test_plain_rff_approximates_se_kernel():
     # Plain (un-normalised) RFF, computed here directly from the draw, is the Monte Carlo
-    # approximation of the SE kernel; the normalised features are not (spec 2.8).
+    # approximation of the SE kernel; the normalised features are not
+    # (docs/decisions.md#quantum-bo-random-fourier-features-normalised-as-in-the-reference-code).
     lengthscale, M = 0.3, 20000
     rff = RandomFourierFeatures.draw(2, M, lengthscale, rng=0)
     X = np.random.default_rng(2).uniform(size=(15, 2))

@@ -1,4 +1,5 @@
-"""End-to-end checks of ``frontierbo reproduce quantum-bo`` against the published numbers (spec 6.3).
+"""End-to-end checks of ``frontierbo reproduce quantum-bo`` against the published numbers
+(docs/decisions.md#quantum-bo-experiment-level-checks-and-their-bands).
 
 The runs read the authors' function and RFF draws from the shared data root (validation use); the
 checks of the configuration (settings, options, specs) need no data.
@@ -34,7 +35,7 @@ def _finals(setting, method, runs, T=None):
 
 @needs_data
 def test_gp_ucb_replays_the_published_runs_exactly():
-    """Spec 6.3.1: legacy RandomState(run) streams + the authors' f and RFF -> 54.022 +- 2.750."""
+    """Legacy RandomState(run) streams + the authors' f and RFF -> 54.022 +- 2.750."""
     finals = _finals("synthetic-gauss0.3", "gp-ucb", 10)
     assert finals.mean() == pytest.approx(54.022, abs=1e-3)
     assert finals.std() / np.sqrt(10) == pytest.approx(2.750, abs=1e-3)
@@ -42,8 +43,9 @@ def test_gp_ucb_replays_the_published_runs_exactly():
 
 @needs_data
 def test_reference_code_q_gp_ucb_plateaus_and_paper_weighting_does_not():
-    """Spec 6.3.2-6.3.3: the 1/eps^3 mean gives the published plateau (34.1 +- 1.1 Bernoulli);
-    the paper's eq. (3) with beta = 1 + ln n keeps exploring (re-simulation: ~714)."""
+    """The 1/eps^3 mean (docs/decisions.md#quantum-bo-reference-mean-weighting) gives the
+    published plateau (34.1 +- 1.1 Bernoulli); the paper's eq. (3) with beta = 1 + ln n keeps
+    exploring (independent re-simulation: ~714)."""
     ref = _finals("synthetic-bernoulli", "q-gp-ucb-reference", 10)
     assert 25 <= np.median(ref) <= 40
     assert abs(ref.mean() - 34.14) < 3 * np.hypot(ref.std() / np.sqrt(10), 1.08)
@@ -91,7 +93,7 @@ def test_reproduce_cli_quick_and_bad_dataset(tmp_path, capsys):
     assert "--source" in capsys.readouterr().err
 
 
-def test_settings_follow_the_spec():
+def test_settings_follow_the_paper_and_reference_code():
     s = SETTINGS["automl-sigma0.01"]
     assert (s.T, s.runs, s.classical_beta) == (5000, 5, 1.0)
     assert s.rff_quantum[1:] == (0.2, 200, 0.5) and s.rff_classical[1:] == (1.0, 200, 0.5)

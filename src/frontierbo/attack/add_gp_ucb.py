@@ -1,7 +1,7 @@
-"""The additive GP of the perturbation loop and its acquisition (spec bos2-attack.md §2, §3.4
-line 2, §3.5): Add-GP-UCB (Kandasamy et al. 2015) over ``[-1, 1]^d``.
+"""The additive GP of the perturbation loop and its acquisition (eq. (5.4) of the
+thesis): Add-GP-UCB (Kandasamy et al. 2015) over ``[-1, 1]^d``.
 
-* **Decomposition** (Alg. 7 line 2, thesis l.1516): the latent coordinates are split into
+* **Decomposition** (Alg. 7 line 2, thesis Section 5.3): the latent coordinates are split into
   ``M = 12`` groups by each of 20 random permutations; the permutation whose additive Matérn-5/2
   GP has the largest marginal likelihood wins, then its hyperparameters are re-optimised with
   5 restarts (the BayesOpt reference code).
@@ -11,9 +11,11 @@ line 2, §3.5): Add-GP-UCB (Kandasamy et al. 2015) over ``[-1, 1]^d``.
 * **Acquisition** ``alpha(z) = sum_j mu_j(z_j) + beta^{1/2} sigma_j(z_j)``: each summand depends
   on its own group's coordinates only, so each is maximised on its own: the best of a pool
   (5 000 uniform points plus the data) as the start of L-BFGS-B with analytic gradients, keeping
-  the better of start and optimum. ``sigma_j^2`` is clipped at 1e-10, as in the reference.
+  the better of start and optimum. ``sigma_j^2`` is clipped at 1e-10, as in the reference
+  (docs/decisions.md#bos-perturbation-gp-settings-from-the-bayesopt-code).
 
-Bounds of the MLE (the reference uses GPy without bounds; spec [C]): per-group variance in
+Bounds of the MLE (the reference uses GPy without bounds;
+docs/decisions.md#bos-bounds-of-the-additive-gp-mle): per-group variance in
 ``[1e-4, 1e2]``, lengthscale in ``[1e-2, 1e2]`` (inputs in ``[-1, 1]``, standardised outputs).
 """
 
@@ -38,7 +40,8 @@ _VAR_FLOOR = 1e-10
 
 @dataclass(frozen=True)
 class AddGPSettings:
-    """Settings of the perturbation GP and its acquisition (defaults: spec §6)."""
+    """Settings of the perturbation GP and its acquisition (defaults: the thesis's Section 5.3,
+    then docs/decisions.md#bos-perturbation-gp-settings-from-the-bayesopt-code)."""
 
     n_groups: int = 12
     n_decompositions: int = 20
@@ -166,7 +169,7 @@ class AdditiveModel:
         return -(mean + beta * sigma), -(dmean + beta * dvar / (2.0 * sigma))
 
     def _pool_ucb(self, rng: np.random.Generator):
-        """The pool (§3.5 step 1) and ``j -> UCB_j`` on it."""
+        """The pool (uniform points plus the data) and ``j -> UCB_j`` on it."""
         d = self.Z.shape[1]
         if self.settings.pool_refresh == "query":
             pool = np.vstack([rng.uniform(-1.0, 1.0, size=(self.settings.n_random, d)), self.Z])
@@ -186,7 +189,8 @@ class AdditiveModel:
         return pool, ucb
 
     def maximize_ucb(self, rng: np.random.Generator) -> np.ndarray:
-        """§3.5: the next latent point, each group maximised independently."""
+        """Add-GP-UCB (eq. (5.4) of the thesis): the next latent point, each group maximised
+        independently."""
         d = self.Z.shape[1]
         pool, pool_ucb = self._pool_ucb(rng)
         z_next = np.empty(d)

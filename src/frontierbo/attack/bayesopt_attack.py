@@ -1,9 +1,10 @@
-"""The BayesOpt attack baseline (Ru et al. 2020, "GP-BO-auto-dr"; spec bos2-attack.md §5.4 item 1):
+"""The BayesOpt attack baseline (Ru et al. 2020, "GP-BO-auto-dr", a baseline of the thesis):
 GP-UCB in a bilinearly reduced latent space whose side is re-learned by marginal likelihood.
 
 Behaviour follows the reference code ``rubinxin/BayesOpt_Attack`` (``run_bayesopt_attack.py``
 with ``-m GPLDR``; ``bayesopt.py`` ``Bayes_opt.run``; ``models/gpdr.py`` ``GPModelLDR``;
-``utilities/utilities.py`` ``get_init_data``, ``optimise_acqu_func_mledr``):
+``utilities/utilities.py`` ``get_init_data``, ``optimise_acqu_func_mledr``;
+docs/decisions.md#bos-bayesopt-baseline-follows-gpldr):
 
     1  U <- n_init = 30 Latin-hypercube points of the full-resolution box [-1, 1]^D (for GPLDR the
        reference sets low_dim = high_dim, so pyDOE.lhs samples the image itself); y_j = Q(U_j)
@@ -33,12 +34,13 @@ the larger sides: latent points of ``[-1, 1]^{s^2 c}`` are many lengthscales apa
 ``I``, the likelihood is that of white noise and its gradient vanishes, so such a side keeps the
 white-noise likelihood ``-n (1 + log 2 pi) / 2``, as it does in the reference.
 
-Choices of ours [C]: the reference runs GPy's MLE without bounds; here variance is bounded to
-``[1e-2, 1e2]`` (standardised outputs) and lengthscale to ``[1e-2, 1e3]`` (two random points of
-``[-1, 1]^d`` lie about ``sqrt(2 d / 3)`` apart: 16 at d = 400, 28 at CIFAR's d = 1200, so a cap of
-1e2 could bind). GPy randomises restarts around softplus(N(0, 1)); ``fit_kernel`` draws them
-log-uniformly inside the bounds. Initial points use ``scipy.stats.qmc.LatinHypercube`` (random
-positions inside the strata, as ``pyDOE.lhs`` without a criterion).
+Choices of ours (docs/decisions.md#bos-bounds-of-the-bayesopt-mle): the reference runs GPy's MLE
+without bounds; here variance is bounded to ``[1e-2, 1e2]`` (standardised outputs) and lengthscale
+to ``[1e-2, 1e3]`` (two random points of ``[-1, 1]^d`` lie about ``sqrt(2 d / 3)`` apart: 16 at
+d = 400, 28 at CIFAR's d = 1200, so a cap of 1e2 could bind). GPy randomises restarts around
+softplus(N(0, 1)); ``fit_kernel`` draws them log-uniformly inside the bounds. Initial points use
+``scipy.stats.qmc.LatinHypercube`` (random positions inside the strata, as ``pyDOE.lhs`` without a
+criterion).
 """
 
 from __future__ import annotations
@@ -153,7 +155,7 @@ class SideChoice:
 
 @dataclass(frozen=True)
 class BayesOptAttack:
-    """GP-BO-auto-dr (module docstring). Defaults are the reference's (spec §5.4 item 1)."""
+    """GP-BO-auto-dr (module docstring). Defaults are the reference code's."""
 
     name: str = "bayesopt"
     sides: tuple[int, ...] = BAYESOPT_SIDES

@@ -1,12 +1,14 @@
-"""Bayesian optimal stopping of one perturbation loop (spec §3.6 SolveBOS, §3.7 Decide): the thesis's
-(5.5), solved as in the BO-BOS reference code (``run_BOS``) by forward simulation, a summary
+"""Bayesian optimal stopping of one perturbation loop (SolveBOS, Decide): eq. (5.5) of the
+thesis, solved as in the BO-BOS reference code (``run_BOS``) by forward simulation, a summary
 statistic on a grid and approximate backward induction.
 
 After ``i_0`` queries of a loop with budget ``N``, the loop's running best ``m_j = max_{k<=j} y_k``
 becomes an error-like curve ``e_j = m_j / lambda`` in ``[0, 1)`` (``lambda = 1.1 min y_{1:i_0} < 0``;
 ``e`` falls as the loop improves, ``e = 0`` is the success boundary). The loop should end (D1) when
 it is unlikely to beat the incumbent ``e* = y* / lambda`` (outcome theta_1); D2 concludes that it
-will (theta_2) and, like D0, keeps the loop running. Only D1 stops.
+will (theta_2) and, like D0, keeps the loop running. Only D1 stops. The curve is ours
+(docs/decisions.md#bos-the-loop-as-a-learning-curve); the constants are BO-BOS's
+(docs/decisions.md#bos-stopping-constants-from-bo-bos).
 
     SolveBOS(y_{1:i_0}, y*, N, n_loop)
     1   K1 <- K1_init / gamma^n_loop;  T_b <- N - i_0
@@ -50,12 +52,13 @@ EMPTY_CELL_LOSS = 1e4
 #: Noise variance of the forward-simulation GP, fixed (reference: "to produce more diverse and
 #: realistic forward simulation samples").
 FORWARD_NOISE = 1e-3
-#: MLE box for the Freeze-Thaw kernel's alpha and beta [C]: wide, both positive, starting at 1.
+#: MLE box for the Freeze-Thaw kernel's alpha and beta
+#: (docs/decisions.md#bos-freeze-thaw-kernel-fit): wide, both positive, starting at 1.
 KERNEL_BOUNDS = ((1e-3, 1e3), (1e-3, 1e3))
 OUTCOMES = ("final", "trajectory")
 
 
-# -- the error curve (spec §3.6, "Mapping the BOS² loop onto a learning curve") ------------------
+# -- the error curve (docs/decisions.md#bos-the-loop-as-a-learning-curve) ------------------------
 def curve_scale(y_init) -> float:
     """``lambda = min(1.1 min(y_{1:i_0}), -1e-8)``: negative, so errors of outputs ``y <= 0`` lie in
     ``[0, 1/1.1]``."""
@@ -124,7 +127,8 @@ class StoppingPolicy:
         return int(self.actions[s - 1, k])
 
     def cell(self, value: float) -> int:
-        """``kappa(value)``, clamped to ``0..G-2`` for a state outside ``(0, 1)`` (spec §3.7 [C])."""
+        """``kappa(value)``, clamped to ``0..G-2`` for a state outside ``(0, 1)``
+        (docs/decisions.md#bos-decide-clamps-the-state-to-the-grid)."""
         return int(np.clip(cell_index(value, self.grid), 0, len(self.grid) - 2))
 
 
@@ -249,7 +253,7 @@ def solve_bos(
     outcome: str = "final",
     fit_restarts: int = 1,
 ) -> StoppingPolicy:
-    """SolveBOS (spec §3.6) after the loop's first ``i_0 = len(y_init)`` queries.
+    """SolveBOS (eq. (5.5) of the thesis) after the loop's first ``i_0 = len(y_init)`` queries.
 
     Args:
         y_init: the loop's first outputs ``y_{1:i_0}`` (objective (5.2), <= 0 before success).
@@ -311,7 +315,7 @@ def solve_bos(
     )
 
 
-# -- Decide (spec §3.7) --------------------------------------------------------------------------
+# -- Decide (the BO-BOS code's ``objective_functions.py``) ---------------------------------------
 def decide(policy: StoppingPolicy, y_loop) -> bool:
     """Decide after query ``i = len(y_loop)`` of the loop: True iff ``A[s, k] = D1`` (stop).
 

@@ -1,21 +1,24 @@
-"""Algorithm 5 of the thesis (l.1404-1416): the BOS² attack, with its initialisation (l.1518).
+"""Algorithm 5 of the thesis (Section 5.2): the BOS² attack, with its initialisation (Section 5.3).
 
-Initialisation (spec §3.1): 10 random latent points in each of ``d_init = {6^2, 14^2, 18^2} x c``;
-D_per holds the 30 upsampled perturbations and their outputs, D_dim one tuple ``((d, 10), max y)``
-per initial dimension (``t_0 = 10`` literally, as in the thesis).
+Initialisation (thesis Section 5.3): 10 random latent points in each of
+``d_init = {6^2, 14^2, 18^2} x c``; D_per holds the 30 upsampled perturbations and their outputs,
+D_dim one tuple ``((d, 10), max y)`` per initial dimension (``t_0 = 10`` literally, as in the
+thesis).
 
     1  t <- 0; n_loop <- 0
     2  while q_init + t < T:
          2.1  d* <- DimensionBO(D_dim, t, i_max, d_allowed)                          (Alg. 6)
-         2.2  b <- min(i_max, T - q_init - t)              (budget guard, spec §4 E4)
+         2.2  b <- min(i_max, T - q_init - t)                              (budget guard)
          2.3  (i, {u_j}, {y_j}) <- PerturbationBO(D_per, d*, b, y* = max y of D_per, n_loop)
          2.4  D_per <- D_per + {(u_j, y_j)}
          2.5  D_dim <- D_dim + {((d*, t + i), max_j y_j)}         (this loop's outputs only)
          2.6  t <- t + i;  n_loop <- n_loop + 1
     3  return failure                     (success ends the attack inside the oracle)
 
-``T - q_init - t`` is the oracle's remaining budget: whether the 30 initial queries count
-towards ``T`` (spec §4 E3, ``count_init_in_budget``) is the oracle's budget, set by the caller.
+The budget guard of line 2.2 is ours (docs/decisions.md#bos-last-loop-truncated-to-the-budget-left).
+``T - q_init - t`` is the oracle's remaining budget: whether the 30 initial queries count towards
+``T`` (``count_init_in_budget``, docs/decisions.md#bos-initial-queries-count-towards-the-budget) is
+the oracle's budget, set by the caller.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ INIT_SAMPLING = ("uniform", "lhs")
 class BOS2:
     """The BOS² attack (``stopping=None`` is the ablation "BOS² (no stopping)").
 
-    Defaults are the thesis's (spec §6): ``i_max = 40``, ``i_0 = 8``, 10 initial points in each
+    Defaults are the thesis's (Section 5.3): ``i_max = 40``, ``i_0 = 8``, 10 initial points in each
     of ``d_init``, 12 groups of 20 candidate decompositions, hyperparameters every 5 queries.
     """
 
@@ -67,13 +70,14 @@ class BOS2:
             )
 
     def initial_points(self, d: int, rng: np.random.Generator) -> np.ndarray:
-        """§3.1 step 1.1: ``init_per_dimension`` latent points in ``[-1, 1]^d``."""
+        """``init_per_dimension`` latent points in ``[-1, 1]^d``
+        (docs/decisions.md#bos-uniform-initial-points)."""
         if self.init_sampling == "lhs":  # the BayesOpt code's pyDOE.lhs
             return 2.0 * qmc.LatinHypercube(d=d, seed=rng).random(self.init_per_dimension) - 1.0
         return rng.uniform(-1.0, 1.0, size=(self.init_per_dimension, d))
 
     def initialise(self, oracle: QueryOracle, rng: np.random.Generator, details: dict):
-        """§3.1: D_per (perturbations, outputs) and D_dim."""
+        """The initialisation (thesis Section 5.3): D_per (perturbations, outputs) and D_dim."""
         shape, channels = oracle.x0.shape, oracle.x0.shape[-1]
         perturbations, outputs, dim_data = [], [], []
         details["init"] = {"queries": 0, "dimensions": []}

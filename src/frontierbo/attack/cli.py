@@ -157,7 +157,7 @@ def add_commands(top: argparse._SubParsersAction) -> None:
     train = tools.add_parser(
         "train-victim",
         help="train the C&W MNIST victim on the first 10 000 MNIST training images",
-        description="Train the Carlini-Wagner MNIST CNN (spec §5.1 recipe, seeded) and write "
+        description="Train the Carlini-Wagner MNIST CNN (the C&W recipe, seeded) and write "
         "mnist_cw.pt with its sha256 and test accuracy.",
     )
     train.add_argument("--out", type=Path, required=True, help="directory for mnist_cw.pt")
@@ -235,14 +235,14 @@ def add_reproduce_command(reproduce: argparse._SubParsersAction) -> None:
         "--profile",
         choices=("paper", "scalable", "fast"),
         default=None,
-        help="paper (spec §6 settings, default), scalable (BOS²'s hyperparameters learned on "
+        help="paper (the thesis's settings, default), scalable (BOS²'s hyperparameters learned on "
         "<= 200 points without restarts, decompositions ranked at shared values, one "
-        "acquisition pool per fit) or fast (spec §7.2)",
+        "acquisition pool per fit) or fast (the CI profile)",
     )
     parser.add_argument(
         "--init-not-in-budget",
         action="store_true",
-        help="the 30 initial queries of BOS²/BayesOpt do not count towards --queries T (spec E3)",
+        help="the 30 initial queries of BOS²/BayesOpt do not count towards --queries T",
     )
     parser.add_argument(
         "--range-mode",

@@ -1,7 +1,8 @@
-"""The images of the BOS² experiments (spec bos2-attack.md §5.1, §7.1), in the attack space.
+"""The images of the BOS² experiments (thesis Section 5.3;
+docs/decisions.md#bos-offline-images-and-victims), in the attack space.
 
 Attack space: float32 NHWC images with pixel values ``x = pixel / 255 - 0.5`` in [-0.5, 0.5], the
-input range of the Carlini–Wagner victims (spec §1). Both loaders return that convention.
+input range of the Carlini–Wagner victims. Both loaders return that convention.
 
 - MNIST: the real test set (10,000 images) and the first 10,000 training images (the other
   50,000 could not be obtained offline; ``shared/data/mnist/README.md``). Found with

@@ -1,4 +1,4 @@
-"""Algorithm 6 of the thesis (l.1422-1430, l.1514): DimensionBO, GP-UCB over the latent dimension.
+"""Algorithm 6 of the thesis (Section 5.2): DimensionBO, GP-UCB over the latent dimension.
 
 The GP's inputs are tuples ``(d_0, t_0)`` (a latent dimension and the query count at the end of
 a perturbation loop run in it), its outputs the best objective that loop reached. Scoring every
@@ -10,10 +10,10 @@ its best output be?".
     3  d* <- argmax alpha (ties: the first in list order)
     4  return d*
 
-Choices where the thesis is silent (spec §3.3 [C]): inputs scaled to [0, 1]
-(``(d_0 - d_min) / (d_max - d_min)``, ``t_0 / T``), standardised outputs, an isotropic
-lengthscale, bounds ``l in [1e-2, 10]``, ``sigma_f^2 in [1e-2, 1e2]``, ``sigma_n^2 in [1e-6, 1]``,
-L-BFGS-B with 5 restarts. ``sigma`` includes the noise, as (3.2) does.
+Choices where the thesis is silent (docs/decisions.md#bos-dimension-gp-scaling-and-bounds): inputs
+scaled to [0, 1] (``(d_0 - d_min) / (d_max - d_min)``, ``t_0 / T``), standardised outputs, an
+isotropic lengthscale, bounds ``l in [1e-2, 10]``, ``sigma_f^2 in [1e-2, 1e2]``,
+``sigma_n^2 in [1e-6, 1]``, L-BFGS-B with 5 restarts. ``sigma`` includes the noise, as (3.2) does.
 """
 
 from __future__ import annotations

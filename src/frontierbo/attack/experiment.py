@@ -1,4 +1,4 @@
-"""The experiments of the thesis's Chapter 5 (spec bos2-attack.md §5), as data.
+"""The experiments of the thesis's Chapter 5 (Section 5.3), as data.
 
 An *instance* is one correctly classified test image attacked towards one of the 9 other
 classes; a *run* is one attack method on one instance, id ``<dataset>/i<image>/t<target>/<method>``
@@ -11,13 +11,14 @@ foolbox ships too (:data:`MNIST_SUBSTITUTE`; the results' ``images`` field says 
 
 Every attack queries the same :class:`~frontierbo.attack.oracle.QueryOracle` with the hard
 budget ``T`` (900): the 30 initial queries of BOS² and BayesOpt count towards it
-(``count_init_in_budget``, spec §4 E3; with False the oracle allows ``T + 30`` and the reported
-counts leave them out). Profiles of BOS² (the baselines run their own defaults in all three):
-``paper`` (every setting of spec §6), ``scalable`` (:data:`PERTURBATION_PROFILES`: the same
-algorithm with cheaper hyperparameter learning, for the full tables on 2 cores) and ``fast``
-(spec §7.2: 5 decompositions, 50 L-BFGS iterations, 1 000 acquisition candidates, 5 000 stopping
-samples, BayesOpt reduced alike), which ``--quick`` uses with T = 100 on one image and two
-targets per dataset.
+(``count_init_in_budget``, docs/decisions.md#bos-initial-queries-count-towards-the-budget; with
+False the oracle allows ``T + 30`` and the reported counts leave them out). Profiles of BOS²
+(docs/decisions.md#bos-the-paper-scalable-and-fast-profiles; the baselines run their own
+defaults in all three): ``paper`` (the thesis's settings), ``scalable``
+(:data:`PERTURBATION_PROFILES`: the same algorithm with cheaper hyperparameter learning, for the
+full tables on 2 cores) and ``fast`` (for CI: 5 decompositions, 50 L-BFGS iterations, 1 000
+acquisition candidates, 5 000 stopping samples, BayesOpt reduced alike), which ``--quick`` uses
+with T = 100 on one image and two targets per dataset.
 """
 
 from __future__ import annotations
@@ -45,14 +46,15 @@ METHOD_LABELS = {
 }
 METHODS = tuple(METHOD_LABELS)
 PROFILES = ("paper", "scalable", "fast")
-#: How ``Q(u)`` keeps the input valid (spec §1): ``clip`` (the thesis's L_inf threat model) or
-#: ``rescale``, the BayesOpt code's ``(x_0 + delta) / (1 + 2 delta_max)``, which BOS² and BayesOpt
-#: were built on; it leaves the ball, and success is the argmax alone, as in that code.
+#: How ``Q(u)`` keeps the input valid (docs/decisions.md#bos-pixel-range-by-clipping):
+#: ``clip`` (the thesis's L_inf threat model) or ``rescale``, the BayesOpt code's
+#: ``(x_0 + delta) / (1 + 2 delta_max)``, which BOS² and BayesOpt were built on; it leaves the
+#: ball, and success is the argmax alone, as in that code.
 RANGE_MODES = ("clip", "rescale")
 #: The methods that query through ``Q(u)`` and so follow ``--range-mode``; GenAttack, ZOO and
 #: AutoZOOM clip, as their own codes do.
 RANGE_MODE_METHODS = ("bos2", "bos2-nostop", "bayesopt", "pgd")
-#: L_inf bounds of the thesis (l.1522), in the attack space [-0.5, 0.5].
+#: L_inf bounds of the thesis (Section 5.3), in the attack space [-0.5, 0.5].
 DELTA_MAX = {"mnist": 0.3, "cifar10": 0.05}
 IMAGES = {"mnist": 50, "cifar10": 20}
 #: Colour channels of each dataset's images (a latent side s has s * s * channels dimensions).
@@ -169,8 +171,9 @@ def instance_targets(label: int, targets: int) -> list[int]:
 
 
 def counted_queries(queries: int, uncounted: int) -> int:
-    """The queries a run reports when its first ``uncounted`` (initial) queries are free (spec
-    E3): a success among them took none of the budget, so it reports 0, not a negative count."""
+    """The queries a run reports when its first ``uncounted`` (initial) queries are free
+    (docs/decisions.md#bos-initial-queries-count-towards-the-budget): a success among them took
+    none of the budget, so it reports 0, not a negative count."""
     return max(queries - uncounted, 0)
 
 
@@ -228,11 +231,12 @@ def _fast():
     return AddGPSettings(n_decompositions=5, fit_maxiter=50, n_random=1000, lbfgs_maxiter=50)
 
 
-#: The perturbation GP of each profile: ``paper`` is spec §6; ``scalable`` ranks the candidate
+#: The perturbation GP of each profile: ``paper`` is the thesis's; ``scalable`` ranks the candidate
 #: decompositions at data-scaled hyperparameters (one Cholesky each), fits hyperparameters on
 #: at most 200 points (the BayesOpt code's subset size for learning decompositions) from the
 #: current values only (no random restarts), and draws the acquisition pool once per fit,
-#: extending it as data arrive; ``fast`` is spec §7.2's CI profile.
+#: extending it as data arrive; ``fast`` is the CI profile
+#: (docs/decisions.md#bos-the-paper-scalable-and-fast-profiles).
 PERTURBATION_PROFILES = {"paper": _paper, "scalable": _scalable, "fast": _fast}
 SCALABLE_FIT_POINTS = 200
 
@@ -273,7 +277,9 @@ def build_attack(method: str, dataset: str, profile: str, groups: int | None = N
         )
     if method == "genattack":
         return GenAttackReference()
-    tanh = dataset == "cifar10"  # spec §5.4: tanh space on CIFAR only
+    # tanh space on CIFAR only
+    # (docs/decisions.md#bos-zoo-and-autozoom-defaults-from-the-autozoom-code)
+    tanh = dataset == "cifar10"
     return ZooAdam(use_tanh=tanh) if method == "zoo" else AutoZoomBiLin(use_tanh=tanh)
 
 

@@ -1,5 +1,5 @@
-"""The query oracle of a black-box attack (spec bos2-attack.md §1, §3.0): the only door to the
-attacked model.
+"""The query oracle of a black-box attack (the threat model of the thesis's Section 5.1,
+eqs. (5.1)-(5.2)): the only door to the attacked model.
 
     Q(u), u in [-1, 1]^D a normalised full-resolution perturbation:
       6  if q = T: raise BudgetExhausted (the model is not called)
@@ -16,9 +16,10 @@ and every query is logged (index, objective, predicted class, target score, L_in
 Clipping towards the valid range never moves ``x`` further from a valid ``x_0``, so
 ``||x - x_0||_inf <= delta_max`` holds in ``"clip"`` mode. ``"rescale"`` is the BayesOpt code's
 ``x = (x_0 + delta) / (1 + 2 delta_max)`` (for the range [-0.5, 0.5]), offered for parity runs
-only: it does not keep the L_inf bound (spec §1; up to ``(delta_max + max|x_0| 2 delta_max) /
-(1 + 2 delta_max)``, 0.375 for MNIST's 0.3), so in that mode a query of ``Q(u)`` succeeds on the
-argmax alone, as in the reference code, and the log keeps the distance it reached.
+only (docs/decisions.md#bos-pixel-range-by-clipping): it does not keep the L_inf bound (up to
+``(delta_max + max|x_0| 2 delta_max) / (1 + 2 delta_max)``, 0.375 for MNIST's 0.3), so in that
+mode a query of ``Q(u)`` succeeds on the argmax alone, as in the reference code, and the log keeps
+the distance it reached.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class QueryRecord:
 
 
 class QueryOracle:
-    """``Q(u)`` of spec §3.0 for one attack instance.
+    """``Q(u)`` (module docstring) for one attack instance.
 
     Args:
         model: ``model(x) -> p``: a batch ``x`` of shape ``(1, *x0.shape)`` to its class scores
@@ -149,8 +150,9 @@ class QueryOracle:
         ball (ZOO, AutoZOOM: an L2 loss with a distortion penalty).
 
         ``x`` must lie in ``[lower, upper]``. Reaching the target counts as success only when
-        ``||x - x_0||_inf <= delta_max`` (spec E10: a success is a final perturbation within the
-        bound); a hit outside the ball is logged (``predicted``, ``linf``) and the attack goes on.
+        ``||x - x_0||_inf <= delta_max``
+        (docs/decisions.md#bos-zoo-and-autozoom-succeed-only-inside-the-ball); a hit outside
+        the ball is logged (``predicted``, ``linf``) and the attack goes on.
         """
         return self._query(self._checked_input(x))[1]
 

@@ -1,19 +1,24 @@
-"""Algorithm 7 of the thesis (l.1478-1493, l.1502, l.1516): PerturbationBO, one loop of
+"""Algorithm 7 of the thesis (Section 5.2): PerturbationBO, one loop of
 Add-GP-UCB in the latent space ``d*`` with Bayesian optimal stopping.
 
-The thesis's lines 9-11 reuse ``i = i_0`` for the first query after the initial phase (spec §4
-E2); here ``i`` is incremented before each query, so the loop's queries are ``i = 1..i_max``.
+The thesis's lines 9-11 reuse ``i = i_0`` for the first query after the initial phase
+(docs/decisions.md#bos-loop-indices-of-algorithm-7); here ``i`` is incremented before each query, so
+the loop's queries are ``i = 1..i_max``.
 
-    1   D_proj <- {(Down_s(u), y) : (u, y) in D_per}                 (all of D_per: spec E8)
+    1   D_proj <- {(Down_s(u), y) : (u, y) in D_per}                 (all of D_per)
     2   learn a new additive decomposition (best of 20 permutations)  (add_gp_ucb)
     3   for i = 1..min(i_0, b):  z_i <- argmax alpha_i;  y_i <- Q(Up(z_i));  update the GP
         (hyperparameters re-learned when i mod 5 = 0)
     4   if b <= i_0: return
     5   policy <- SolveBOS(y_{1:i_0}, y*, N = b, n_loop)              (if stopping)
     7   repeat  i <- i + 1;  z_i, y_i as in line 3;
-                if Decide(y_{1:i}, i) = D_1: break                  (only D_1 stops: spec E1)
+                if Decide(y_{1:i}, i) = D_1: break                  (only D_1 stops)
         until i = b
     8   return i, {Up(z_j)}, {y_j}
+
+Line 1 uses all of D_per (docs/decisions.md#bos-each-loop-trains-on-all-past-perturbations); line 2
+runs at every loop (docs/decisions.md#bos-decomposition-relearned-at-every-loop); only D_1 stops a
+loop (docs/decisions.md#bos-only-d1-stops-a-loop).
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ from frontierbo.attack.resize import downsample_many, side_of, upsample
 
 @dataclass(frozen=True)
 class StoppingSettings:
-    """SolveBOS's constants (spec §3.6, the BO-BOS code's "small K1" setting)."""
+    """SolveBOS's constants, the BO-BOS code's "small K1" setting
+    (docs/decisions.md#bos-stopping-constants-from-bo-bos)."""
 
     k1: float = 100.0
     gamma: float = 0.99
@@ -86,7 +92,7 @@ def perturbation_bo(
         perturbations, outputs: D_per, normalised full-resolution perturbations (n, H, W, c) and
             their objectives (n,).
         dimension: ``d* = s^2 c``; loop_budget: ``b <= i_max`` (truncated to the budget left).
-        incumbent: ``y*``, the best objective before this loop (spec E9).
+        incumbent: ``y*``, the best objective before this loop (Section 5.2 of the thesis).
         loop_index: ``n_loop`` (0-based), which scales the stopping cost K1.
         stopping: SolveBOS settings, or None for the ablation "BOS² (no stopping)".
         outcome: filled in place as queries happen (so the caller's log survives a success).

@@ -1,4 +1,4 @@
-"""The latent space of BOS² (spec bos2-attack.md §1 (5.3), §3.1): bilinear resizing with
+"""The latent space of BOS² (eq. (5.3) of the thesis): bilinear resizing with
 ``align_corners=True`` between an ``s x s x c`` latent field and the ``H x W x c`` image.
 
 ``torch.nn.functional.interpolate(mode="bilinear", align_corners=True)`` on each channel, in
@@ -18,7 +18,8 @@ import numpy as np
 
 from frontierbo._validation import check_int
 
-#: Latent side lengths of the thesis (spec §6): d = s^2 c for s in SIDES; d_init uses INIT_SIDES.
+#: Latent side lengths of the thesis (Section 5.3): d = s^2 c for s in SIDES; d_init uses
+#: INIT_SIDES.
 SIDES = (6, 8, 10, 12, 14, 16, 18)
 INIT_SIDES = (6, 14, 18)
 

@@ -1,5 +1,6 @@
 """Tables 5.1-5.4 from the run records: ASR and max / mean / median queries over the successful
-instances (spec §5.1 metrics), the perturbation loops of BOS², and the orderings of spec §8.2."""
+instances (the metrics of the thesis's Section 5.3), the perturbation loops of BOS², and the
+orderings of those tables (docs/decisions.md#bos-orderings-and-tolerances-of-the-report)."""
 
 from __future__ import annotations
 
@@ -87,9 +88,10 @@ DIFFICULTY_LABEL = "CIFAR-10 is harder (lower ASR and higher median than MNIST)"
 
 
 def orderings(tables: dict, budget: int | None = None) -> dict:
-    """Spec §8.2 items 1-7 within each dataset on what was run: each check is True, False or
+    """The orderings of Tables 5.1-5.4 within each dataset on what was run
+    (docs/decisions.md#bos-orderings-and-tolerances-of-the-report): each check is True, False or
     None (not run; the MNIST-only ones on another dataset; ``max_within_budget`` without
-    ``budget``). Item 7's comparison across datasets is :func:`difficulty`."""
+    ``budget``). The comparison across datasets is :func:`difficulty`."""
     checks = {}
     for dataset, rows in tables.items():
 
@@ -154,7 +156,7 @@ def orderings(tables: dict, budget: int | None = None) -> dict:
 
 
 def difficulty(tables: dict) -> dict[str, bool]:
-    """Spec §8.2 item 7 across datasets, per method (BOS², BayesOpt, GenAttack, where both
+    """CIFAR-10 against MNIST, per method (BOS², BayesOpt, GenAttack, where both
     datasets have successes): is CIFAR-10's ASR lower and its median higher than MNIST's?
     (The thesis's own GenAttack rows fail it: 64 % on both, medians 396 and 386.)"""
     if not {"mnist", "cifar10"} <= set(tables):

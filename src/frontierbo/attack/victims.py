@@ -1,4 +1,4 @@
-"""The attacked classifiers of the BOS² experiments (spec bos2-attack.md §5.1) and their weights.
+"""The attacked classifiers of the BOS² experiments (thesis Section 5.3) and their weights.
 
 - :class:`CWMnistNet`: the Carlini–Wagner MNIST CNN (ZOO, AutoZOOM, GenAttack, BayesOpt and BOS²
   all attack it). Trained here by :func:`train_mnist_victim` with the C&W recipe on the 10,000
@@ -61,7 +61,8 @@ KERAS_CIFAR_MEMBER = "cifar_10_model/trained_models/cnn_model.h5"
 
 
 class CWMnistNet(nn.Module):
-    """The C&W MNIST CNN (spec §5.1), NCHW input in the attack space, returns logits (n, 10).
+    """The C&W MNIST CNN (``carlini/nn_robust_attacks``), NCHW input in the attack space,
+    returns logits (n, 10).
 
     Conv(32,3x3)-ReLU-Conv(32,3x3)-ReLU-MaxPool2-Conv(64,3x3)-ReLU-Conv(64,3x3)-ReLU-MaxPool2-
     Flatten-FC200-ReLU-Dropout(.5)-FC200-ReLU-FC10, 'valid' convolutions. ``filters`` /
@@ -467,7 +468,8 @@ def train_mnist_victim(
     patience: int | None = None,
     progress: bool = True,
 ) -> dict:
-    """Train :class:`CWMnistNet` with the C&W recipe (spec §5.1) and write ``mnist_cw.pt``.
+    """Train :class:`CWMnistNet` with the C&W recipe and write ``mnist_cw.pt``
+    (docs/decisions.md#bos-victim-training-recipe-from-the-cw-code).
 
     Recipe (C&W / GenAttack ``train_models.py``): SGD, lr 0.01, momentum 0.9, Nesterov, Keras
     time decay ``lr_t = 0.01 / (1 + 1e-6 t)`` with t the number of updates so far, batch 128,

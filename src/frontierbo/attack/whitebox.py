@@ -192,7 +192,8 @@ class WhiteBoxPGD:
 
     @staticmethod
     def _input(oracle: QueryOracle, x0, u, straight_through: bool = False):
-        """:meth:`QueryOracle.input_for` in torch (lines 1-2 of spec §3.0). ``straight_through``:
+        """:meth:`QueryOracle.input_for` in torch (lines 1-2 of ``Q(u)`` in
+        :mod:`~frontierbo.attack.oracle`). ``straight_through``:
         the clip's gradient is the identity (its value is unchanged)."""
         x = x0 + oracle.delta_max * u
         if oracle.range_mode == "clip":

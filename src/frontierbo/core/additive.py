@@ -22,7 +22,8 @@ from frontierbo.core.kernels import StationaryKernel, make_kernel
 
 def split_groups(permutation, n_groups: int) -> list[np.ndarray]:
     """Consecutive chunks of ``permutation``: the first ``d mod M`` groups get ``ceil(d / M)``
-    coordinates, the rest ``floor(d / M)`` (numpy's ``array_split``)."""
+    coordinates, the rest ``floor(d / M)`` (numpy's ``array_split``; see
+    docs/decisions.md#project-additive-groups-are-near-equal-chunks-of-a-permutation)."""
     permutation = np.asarray(permutation, dtype=int)
     n_groups = check_int(n_groups, "n_groups", low=1, high=len(permutation))
     return [np.sort(g) for g in np.array_split(permutation, n_groups)]

@@ -422,7 +422,8 @@ class LaplaceMechanism:
     Parameters
     ----------
     sensitivity : > 0; the largest ``|x - x'|`` the guarantee covers (e.g. ``2 (B + R)`` for the
-        CTL randomiser of the LDP-BO spec, whose rewards lie in ``[-(B + R), B + R]``).
+        CTL randomiser, Curator 1 and Lemma 1 of Zhou & Tan 2021, whose rewards lie in
+        ``[-(B + R), B + R]``).
     epsilon : > 0.
     granularity : grid step, a positive power of two. Default: the largest power of two
         ``<= 2**-10 * min(sensitivity, sensitivity / epsilon)``. Being a power of two makes

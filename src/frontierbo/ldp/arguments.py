@@ -6,13 +6,13 @@ The three LDP algorithms take the same keywords (``docs/ldp-architecture.md``): 
 by all three alike:
 
 * ``T`` integer >= 1.
-* ``B`` in (0, inf): the known bound ``||f||_H <= B`` (spec §1.3; Theorem 1 and every experiment
-  have ``B > 0``, and ``B = 0`` would be the trivial ``f = 0``).
+* ``B`` in (0, inf): the known bound ``||f||_H <= B`` (the paper's assumption; Theorem 1 and
+  every experiment have ``B > 0``, and ``B = 0`` would be the trivial ``f = 0``).
 * ``R`` None or in [0, inf): the noise bound ``|eta| <= R``; required when ``eps_priv`` is given
   (it sets the CTL scale ``L = 2 (B + R) / eps_priv``), unused otherwise.
 * ``eps_priv`` None (non-private algorithm) or in (0, inf) (its LDP version).
 * ``alpha`` in (0, 1], and exactly 1 when ``eps_priv`` is given: the CTL-privatised reward has
-  bounded *second* moments (spec §1.4; Algorithm 2 and Corollary 1 are written for alpha = 1), so
+  bounded *second* moments (Lemma 1; Algorithm 2 and Corollary 1 are written for alpha = 1), so
   an ``alpha < 1`` with a privacy level would be silently meaningless.
 * ``v``, ``c`` None or in (0, inf): the reward moment ``E|y|^(1+alpha) <= v`` (ATA, TGP) and the
   noise moment ``E|eta|^(1+alpha) <= c`` (MoMA). Which one an algorithm needs, and its default,

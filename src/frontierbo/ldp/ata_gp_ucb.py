@@ -1,6 +1,6 @@
-"""ATA-GP-UCB ([ref7] Algorithm 2) and LDP-ATA-GP-UCB (Algorithm 1 of the paper), spec §2.3.
+"""ATA-GP-UCB ([ref7] Algorithm 2) and LDP-ATA-GP-UCB (Algorithm 1 of the paper).
 
-Adaptively truncated approximate GP-UCB with the Nyström embedding of spec §2.2
+Adaptively truncated approximate GP-UCB with the Nyström embedding of Algorithm 4 of the paper
 (:class:`frontierbo.ldp.nystrom.NystromEmbedding`)::
 
     1: mu_0(x) = 0, sigma_0^2(x) = k(x, x)
@@ -18,7 +18,9 @@ Adaptively truncated approximate GP-UCB with the Nyström embedding of spec §2.
 Choices (every one a keyword):
 
 * ``trunc_index="t"`` (default, [ref7] Algorithm 2 and code): line 8 truncates every sample with the
-  current level b_t; ``"tau"`` uses the level b_tau of the sample's own round (the seed's reading).
+  current level b_t; ``"tau"`` uses the level b_tau of the sample's own round (the paper's
+  Algorithm 1, line 8 as written;
+  docs/decisions.md#ldp-bo-ata-truncates-every-sample-with-the-current-b_t).
 * ``b_fixed``: a constant truncation level for every round instead of the profile's b_t
   (``np.inf`` disables truncation: then mu_t is the ridge / GP posterior mean of the received
   rewards in the Nyström feature space).
@@ -35,7 +37,7 @@ Choices (every one a keyword):
 Cost per round: the embedding update (O(m^2 + n m) incremental, O(m^3 + n m^2) on a dictionary
 change, whose features come from a cache of recent dictionaries when they can), the
 eigendecomposition of V_t (O(m^3); see :func:`inverse_sqrt` for why a Cholesky factor does not
-do) and line 8. Line 8 is the spec's O(m t) re-truncation of the whole history; here it costs
+do) and line 8. Line 8 is an O(m t) re-truncation of the whole history ([ref7]); here it costs
 O(n m) plus O(t) to file the new reward (:class:`ArmRewardIndex`; the direct pass is
 :meth:`ATAGPUCB.truncated_sums_reference`, and ``trunc_index="tau"`` always uses it). At
 T = 10^4 on 100 arms that is 0.4-0.8 ms per round, two thirds of it in the two
@@ -55,7 +57,8 @@ from frontierbo.ldp.parameters import ata_beta, ata_truncation
 
 __all__ = ["ATAGPUCB", "TRUNC_INDEX"]
 
-#: Readings of the truncation level in line 8 (spec §2.3, §2.9 item 3).
+#: Readings of the truncation level in line 8
+#: (docs/decisions.md#ldp-bo-ata-truncates-every-sample-with-the-current-b_t).
 TRUNC_INDEX = ("t", "tau")
 
 

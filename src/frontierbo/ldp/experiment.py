@@ -1,5 +1,6 @@
 """Experiments of "Local Differential Privacy for Bayesian Optimization" (Zhou & Tan, AAAI 2021):
-the E1-E3 grid of spec ``ldp-bo.md`` §4.6, as data, run by the project's resumable sweep.
+the E1-E3 grid (docs/decisions.md#ldp-bo-experiment-grid-e1-e3), as data, run by the project's
+resumable sweep.
 
 One *run* is (setting, algorithm, trial). A *setting* is a problem and a privacy level:
 
@@ -10,12 +11,12 @@ One *run* is (setting, algorithm, trial). A *setting* is a problem and a privacy
   functions with Student-t(3) noise, and light / stock raw rewards.
 * ``bounded``  (reference): the non-private algorithms on exactly the rewards the private
   synthetic runs privatise (U[-1, 1] noise), so "private >= non-private" compares like with
-  like (spec §6.2 item 3). For light / stock the ``heavy`` runs are that reference.
+  like. For light / stock the ``heavy`` runs are that reference.
 
 Environment loop (docs/ldp-architecture.md): ``x = algo.ask()``; ``y = problem.sample_reward(x,
 noise_rng)``; ``reward = ctl.randomise(y, privacy_bits)`` when private; ``algo.tell(x, reward)``.
 Common random numbers: within a trial every setting and algorithm of a dataset family shares the
-function ``f`` (a new synthetic ``f`` per trial, spec §4.2) and the seed of the reward-noise
+function ``f`` (a new synthetic ``f`` per trial, as in the paper) and the seed of the reward-noise
 stream; each (trial, eps) has its own privacy-noise stream and each (trial, algorithm) its own
 algorithm seed. Every seed is stored with the run.
 
@@ -23,8 +24,9 @@ Regret is measured on the true ``f`` in normalised units ``f / max f`` (``proble
 the synthetic ``f`` is already ``f / max |f|``), and in raw units. Per run we store the cumulative
 regret at ~50 checkpoints, not every round.
 
-Parameters (spec §6.3-§6.4): the ``practical`` profile and ONE common ``beta_scale`` for every
-algorithm and setting (default :data:`BETA_SCALE`), never tuned per algorithm.
+Parameters: the ``practical`` profile and ONE common ``beta_scale`` for every algorithm and
+setting (default :data:`BETA_SCALE`), never tuned per algorithm
+(docs/decisions.md#ldp-bo-one-common-beta_scale-for-every-algorithm).
 
 This module builds the runs, runs one and summarises them, with the paper's qualitative claims
 checked (everything results.json holds); :mod:`frontierbo.ldp.report` presents them.
@@ -61,7 +63,8 @@ HEAVY_TAILED = {
     "stock": "stock",
 }
 EPSILONS = (0.5, 1.0, 2.0)
-#: The headline eps of E1 and the second eps of E3 for the real data (spec §4.6).
+#: The headline eps of E1 and the second eps of E3 for the real data
+#: (docs/decisions.md#ldp-bo-experiment-grid-e1-e3).
 HEADLINE_EPS = 1.0
 E3_REAL_EPS = 2.0
 DATASET_TITLES = {
@@ -72,11 +75,12 @@ DATASET_TITLES = {
 }
 KINDS = ("private", "heavy", "bounded")
 
-#: Full / quick horizons and trials (spec §4.6, §5.3).
+#: Full / quick horizons and trials (docs/decisions.md#ldp-bo-experiment-grid-e1-e3).
 FULL_T, FULL_TRIALS = 10_000, 10
 QUICK_T, QUICK_TRIALS = 1_000, 2
-#: The one common confidence-width multiplier (spec §6.3-§6.4): with beta_scale = 1 no algorithm
-#: exploits at feasible horizons; 0.1 is the documented common choice, the same for all.
+#: The one common confidence-width multiplier: with beta_scale = 1 no algorithm exploits at
+#: feasible horizons; 0.1 is the documented common choice, the same for all
+#: (docs/decisions.md#ldp-bo-one-common-beta_scale-for-every-algorithm).
 BETA_SCALE = 0.1
 PROFILE = "practical"
 LAM = 1.0
@@ -114,7 +118,8 @@ class Setting:
 
     @property
     def experiments(self) -> tuple[str, ...]:
-        """Which of E1-E3 (spec §4.6) this setting belongs to ("ref": reference only)."""
+        """Which of E1-E3 this setting belongs to ("ref": reference only;
+        docs/decisions.md#ldp-bo-experiment-grid-e1-e3)."""
         if self.kind == "heavy":
             return ("E2",)
         if self.kind == "bounded":

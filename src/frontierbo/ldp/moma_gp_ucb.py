@@ -1,6 +1,6 @@
-"""MoMA-GP-UCB (Algorithm 3 of the paper) and LDP-MoMA-GP-UCB, spec §2.5.
+"""MoMA-GP-UCB (Algorithm 3 of the paper) and LDP-MoMA-GP-UCB (Corollary 1 of the paper).
 
-Median-of-means approximate GP-UCB with the Nyström embedding of spec §2.2
+Median-of-means approximate GP-UCB with the Nyström embedding of Algorithm 4 of the paper
 (:class:`frontierbo.ldp.nystrom.NystromEmbedding`)::
 
     1:  mu_0(x) = 0, sigma_0^2(x) = k(x, x)
@@ -23,11 +23,13 @@ Choices (every one a keyword):
 
 * ``k_mom``: default :func:`frontierbo.ldp.parameters.k_mom_theory` (``ceil(24 ln(4eT/delta))``,
   line 2) for ``profile="theory"`` and :func:`~frontierbo.ldp.parameters.k_mom_orderwise`
-  (``ceil(ln(4eT/delta))``, the order-wise value without the constant 24, spec §2.5 warning and
-  §6.4) for ``profile="practical"`` (the default profile): the theory value leaves only
-  N = 29 epochs at T = 10^4. An explicit ``k_mom`` overrides both.
-* Leftover rounds (spec §2.5, [ours]): after the N epochs, the ``T - N k_mom`` remaining rounds
-  (and any round beyond T) keep playing x_N; their rewards are not used.
+  (``ceil(ln(4eT/delta))``, the order-wise value without the constant 24) for
+  ``profile="practical"`` (the default profile): the theory value leaves only N = 29 epochs at
+  T = 10^4 (docs/decisions.md#ldp-bo-order-wise-k_mom-in-the-practical-profile).
+  An explicit ``k_mom`` overrides both.
+* Leftover rounds: after the N epochs, the ``T - N k_mom`` remaining rounds (and any round
+  beyond T) keep playing x_N; their rewards are not used
+  (docs/decisions.md#ldp-bo-moma-leftover-rounds-replay-the-last-arm).
 * Median over the k_mom - 1 distances: ``np.median`` (mean of the two middle values for an even
   count); argmin: the first minimiser. With k_mom = 1 there is no distance and k* = the only
   estimate, which is then the ridge estimate V^{-1} Phi^T y.

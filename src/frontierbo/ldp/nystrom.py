@@ -1,4 +1,4 @@
-"""Nyström embedding over a finite arm set (spec §2.2; Algorithm 4 here, Algorithm 3 in [ref7]).
+"""Nyström embedding over a finite arm set (Algorithm 4 of the paper, Algorithm 3 in [ref7]).
 
 Given the Gram matrix ``K`` (n x n) of the arms, a dictionary ``D`` of arms and the play counts
 ``n_a``, the embedding and the "DTC" surrogate posterior quantities are
@@ -19,7 +19,8 @@ with probability ``p_i = min(q sigma_{t-1}^2(x_i), 1)``, where ``sigma_{t-1}^2``
   an arm played many times may enter ``D`` several times; the pseudo-inverse absorbs the duplicate
   rows of ``K_D``. ``m`` can then grow to ``t`` (O(t^3) per rebuild: small horizons only).
 
-An empty dictionary gives a 0-dimensional embedding: ``mu == 0`` and ``sigma^2 = k(x, x)``.
+An empty dictionary gives a 0-dimensional embedding: ``mu == 0`` and ``sigma^2 = k(x, x)``
+(docs/decisions.md#ldp-bo-empty-nystrom-dictionary-gives-a-0-dimensional-embedding).
 
 Incremental updates: when the resampled dictionary equals the previous one, the features of all
 arms stay as they are and ``V`` changes by the rank-one term ``phi(a) phi(a)^T`` of the new play.
@@ -285,7 +286,8 @@ class NystromEmbedding:
 
 
 def argmax_random_tie(scores: np.ndarray, rng: np.random.Generator) -> int:
-    """Index of the maximum of ``scores``; ties are broken uniformly at random (spec §2.0).
+    """Index of the maximum of ``scores``; ties are broken uniformly at random
+    (docs/decisions.md#ldp-bo-random-first-arm-and-random-ties).
 
     Kept for its callers: it is :func:`frontierbo.core.acquisition.select_max` with
     ``ties="random"``.
@@ -391,7 +393,8 @@ class NystromUCBBase:
 
     def _select(self, fresh: bool) -> int:
         """argmax of the UCB, ties uniformly at random; a uniformly random arm when ``fresh``
-        (no update yet: all scores are equal in the paper, spec §2.0)."""
+        (no update yet: all scores are equal;
+        docs/decisions.md#ldp-bo-random-first-arm-and-random-ties)."""
         if fresh:
             return int(self.rng.integers(self.n))
         std = np.sqrt(self.variance)

@@ -1,11 +1,11 @@
-"""Every parameter formula of the LDP-BO spec (§1.4, §2.2-§2.5, §2.8), as small validated functions.
+"""Every parameter formula of Zhou & Tan and its [ref7] baselines, as small validated functions.
 
-Two profiles (spec §2.8, §6.3-§6.4):
+Two profiles (docs/decisions.md#ldp-bo-theory-and-practical-parameter-profiles):
 
 * ``"theory"``: the constants of the theorems (Theorem 2 for LDP-ATA, [ref7] Thm 4 for ATA,
   Algorithm 2 line 5 for LDP-TGP, [ref7] Thm 1 for TGP, Theorem 4 / Corollary 1 for MoMA).
-* ``"practical"``: the "order-wise" forms run in the [ref7] MATLAB code (ATA, TGP), the
-  LDP-TGP form of spec §6.4 and the MoMA form below.
+* ``"practical"``: the "order-wise" forms run in the [ref7] MATLAB code (ATA, TGP), and our
+  order-wise LDP-TGP and MoMA forms below (constants dropped).
 
 Every confidence width takes ``beta_scale`` (>= 0, default 1) and returns ``beta_scale * beta``.
 
@@ -15,19 +15,21 @@ Naming. The functions ``*_beta`` keep the papers' symbol beta_t, but what they r
 multiplies sigma. The algorithms expose it as ``width``.
 
 Indexing. ``ata_beta(t, ...)`` and ``moma_beta(n, ...)`` return the width computed *after* the
-update of round t (epoch n), i.e. the one used to select in round t + 1 (epoch n + 1), as the spec
-writes beta_{t+1}. ``tgp_beta(t, ...)`` / ``ldp_tgp_beta(t, ...)`` return beta_t, the width used to
-select in round t (Algorithm 2 line 5 writes it with b_{t-1}, gamma_{t-1}).
+update of round t (epoch n), i.e. the one used to select in round t + 1 (epoch n + 1), as
+Theorems 2 and 4 write beta_{t+1}. ``tgp_beta(t, ...)`` / ``ldp_tgp_beta(t, ...)`` return beta_t,
+the width used to select in round t (Algorithm 2 line 5 writes it with b_{t-1}, gamma_{t-1}).
 
-Edge cases (documented choices, spec §2.9 item 4):
+Edge cases (documented choices):
 
 * ``ln(t - 1)`` at t = 1 (LDP-TGP): ``ln 0`` is undefined. We use ``ln(max(t - 1, 1))``, i.e.
   ``ln 0 := 0``: ``b_0 := B + R`` and the ``sqrt(K (ln(t-1) + 1))`` term becomes ``sqrt(K)``.
   beta_1 is irrelevant anyway (all UCB scores are equal at t = 1, the first arm is uniformly
-  random), this only keeps the value finite.
-* ``ln(4 m T / delta)`` with an empty Nyström dictionary (m = 0, spec §2.2): ATA theory uses
-  ``max(m, 1)`` inside the logarithm. In beta the log is multiplied by ``sqrt(m) = 0`` so nothing
-  changes; in b_t this gives the m = 1 level.
+  random), this only keeps the value finite
+  (docs/decisions.md#ldp-bo-ln-0-taken-as-0-in-the-first-round).
+* ``ln(4 m T / delta)`` with an empty Nyström dictionary (m = 0): ATA theory uses ``max(m, 1)``
+  inside the logarithm. In beta the log is multiplied by ``sqrt(m) = 0`` so nothing changes; in
+  b_t this gives the m = 1 level
+  (docs/decisions.md#ldp-bo-empty-nystrom-dictionary-gives-a-0-dimensional-embedding).
 * The practical ATA ``ln((m + 1) T)`` is 0 only for m = 0 and T = 1; b_t is then ``inf`` (no
   truncation).
 """
@@ -110,20 +112,20 @@ def _t_factor(t: int, alpha: float) -> float:
 
 
 # ------------------------------------------------------------------------------------------------
-# Nyström oversampling (§2.2) and median-of-means repetitions (§2.5)
+# Nyström oversampling (Algorithm 4) and median-of-means repetitions (Algorithm 3)
 # ------------------------------------------------------------------------------------------------
 
 
 def rho(eps_nys) -> float:
-    """``rho = (1 + eps_nys) / (1 - eps_nys)`` (spec §2.2, Lemma 8); ``eps_nys`` in (0, 1).
+    """``rho = (1 + eps_nys) / (1 - eps_nys)`` (Lemma 8); ``eps_nys`` in (0, 1).
     ``rho(0.1) = 1.2222``."""
     e = _eps_nys(eps_nys)
     return (1.0 + e) / (1.0 - e)
 
 
 def q_theory(T, delta, eps_nys=0.1) -> float:
-    """Theory dictionary oversampling ``q = 6 rho ln(4 T / delta) / eps_nys^2`` (spec §2.2,
-    Theorems 2 and 4; Lemma 8 itself has 2T/delta, the theorems 4T/delta after a union bound).
+    """Theory dictionary oversampling ``q = 6 rho ln(4 T / delta) / eps_nys^2`` (Theorems 2
+    and 4; Lemma 8 itself has 2T/delta, the theorems 4T/delta after a union bound).
     ``T`` integer >= 1, ``delta`` in (0, 1), ``eps_nys`` in (0, 1). 9459.4 at T = 10^4,
     delta = eps_nys = 0.1."""
     T = _horizon(T)
@@ -133,7 +135,8 @@ def q_theory(T, delta, eps_nys=0.1) -> float:
 
 
 def q_code(T, eps_nys=0.1) -> float:
-    """[ref7]-code oversampling ``q = ln(T) / eps_nys^2`` (spec §2.2, §2.8). 921.0 at
+    """[ref7]-code oversampling ``q = ln(T) / eps_nys^2``
+    (docs/decisions.md#ldp-bo-theory-and-practical-parameter-profiles). 921.0 at
     T = 10^4; note q = 0 at T = 1 (every sampling probability is 0: empty dictionary)."""
     T = _horizon(T)
     e = _eps_nys(eps_nys)
@@ -141,24 +144,25 @@ def q_code(T, eps_nys=0.1) -> float:
 
 
 def k_mom_theory(T, delta) -> int:
-    """Median-of-means repetitions ``k_mom = ceil(24 ln(4 e T / delta))`` (spec §2.5, Theorem 4;
-    the constants inside the log vary in the paper, §2.9 item 6: the algorithm's 4eT/delta is
-    used). 334 at T = 10^4, delta = 0.1."""
+    """Median-of-means repetitions ``k_mom = ceil(24 ln(4 e T / delta))`` (Algorithm 3,
+    line 2 and Theorem 4 of the paper; Lemma 11 and its proof write eT/delta and 2eT/delta, we use
+    the algorithm's 4eT/delta). 334 at T = 10^4, delta = 0.1."""
     T = _horizon(T)
     delta = check_probability(delta, "delta")
     return math.ceil(24.0 * math.log(4.0 * math.e * T / delta))
 
 
 def k_mom_orderwise(T, delta) -> int:
-    """Order-wise repetitions without the constant 24: ``ceil(ln(4 e T / delta))`` (spec §2.5
-    warning, §6.4). 14 at T = 10^4 and 13 at T = 2000 (delta = 0.1)."""
+    """Order-wise repetitions without the constant 24: ``ceil(ln(4 e T / delta))``
+    (docs/decisions.md#ldp-bo-order-wise-k_mom-in-the-practical-profile).
+    14 at T = 10^4 and 13 at T = 2000 (delta = 0.1)."""
     T = _horizon(T)
     delta = check_probability(delta, "delta")
     return math.ceil(math.log(4.0 * math.e * T / delta))
 
 
 def n_epochs(T, k_mom) -> int:
-    """Number of MoMA epochs ``N = floor(T / k_mom)`` (spec §2.5 line 2); the ``T - N k_mom``
+    """Number of MoMA epochs ``N = floor(T / k_mom)`` (Algorithm 3, line 2); the ``T - N k_mom``
     leftover rounds are handled by the algorithm. ``k_mom`` must be an integer in [1, T]
     (``k_mom > T`` would give no epoch at all)."""
     T = _horizon(T)
@@ -167,12 +171,12 @@ def n_epochs(T, k_mom) -> int:
 
 
 # ------------------------------------------------------------------------------------------------
-# CTL moments (§1.4)
+# CTL moments (Lemma 1 of the paper and its proof)
 # ------------------------------------------------------------------------------------------------
 
 
 def ctl_moments(B, R, eps_priv) -> dict[str, float]:
-    """Moment constants of the CTL-privatised reward (spec §1.4, Lemma 1 and its consequences).
+    """Moment constants of the CTL-privatised reward (Lemma 1 and its consequences).
 
     * ``L = 2 (B + R) / eps_priv`` (Laplace scale);
     * ``v = K = B^2 + R^2 + 2 L^2 = B^2 + R^2 + 8 (B + R)^2 / eps_priv^2``, the bound on
@@ -192,12 +196,12 @@ def ctl_moments(B, R, eps_priv) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------------------------------
-# ATA-GP-UCB / LDP-ATA-GP-UCB (§2.3)
+# ATA-GP-UCB ([ref7] Algorithm 2) / LDP-ATA-GP-UCB (Algorithm 1)
 # ------------------------------------------------------------------------------------------------
 
 
 def ata_truncation(t, m, v, T, delta=0.1, alpha=1.0, profile="practical") -> float:
-    """Truncation level b_t of (LDP-)ATA-GP-UCB (spec §2.3).
+    """Truncation level b_t of (LDP-)ATA-GP-UCB (Algorithm 1, line 8).
 
     * ``"theory"`` ([ref7] Thm 4; for alpha = 1 and the CTL ``v`` this is Theorem 2's LDP form
       ``b_t = sqrt(v / ln(4 m_t T / delta))``)::
@@ -245,7 +249,7 @@ def ata_beta(
     profile="practical",
     beta_scale=1.0,
 ) -> float:
-    """Confidence width beta_{t+1} of (LDP-)ATA-GP-UCB after round t's update (spec §2.3).
+    """Confidence width beta_{t+1} of (LDP-)ATA-GP-UCB after round t's update (Algorithm 1).
 
     A width: it multiplies sigma (``UCB = mu + beta_{t+1} sigma``), not a beta of GP-UCB.
 
@@ -256,7 +260,7 @@ def ata_beta(
                        + 4 sqrt(m_t / lam) v^(1/(1+alpha)) ln(4 m_t T/delta)^(alpha/(1+alpha))
                          t^((1-alpha)/(2(1+alpha)))
 
-      (``max(m_t, 1)`` inside the log). Example (§6.3): m = 50, T = 2000, delta = 0.1, v = 34,
+      (``max(m_t, 1)`` inside the log). Example: m = 50, T = 2000, delta = 0.1, v = 34,
       B = 1 gives about 645.
     * ``"practical"`` ([ref7] code)::
 
@@ -294,13 +298,13 @@ def ata_beta(
 
 
 # ------------------------------------------------------------------------------------------------
-# TGP-UCB (§2.4, [ref7] Algorithm 1) and LDP-TGP-UCB (§2.4, Algorithm 2)
+# TGP-UCB ([ref7] Algorithm 1) and LDP-TGP-UCB (Algorithm 2)
 # ------------------------------------------------------------------------------------------------
 
 
 def tgp_truncation(t, v, alpha=1.0) -> float:
     """Truncation level of non-private TGP-UCB: ``b_t = v^(1/(1+alpha)) t^(1/(2(1+alpha)))``
-    (spec §2.4; the theory [ref7 Thm 1] and the [ref7] code use the same form, Theta(t^(1/4))
+    (the theory [ref7 Thm 1] and the [ref7] code use the same form, Theta(t^(1/4))
     for alpha = 1). ``t`` integer >= 0 (b_0 = 0), ``v`` in (0, inf), ``alpha`` in (0, 1]."""
     t = check_int(t, "t", low=0)
     v = check_positive(v, "v")
@@ -310,7 +314,7 @@ def tgp_truncation(t, v, alpha=1.0) -> float:
 
 def ldp_tgp_truncation(t, B, R, eps_priv) -> float:
     """Truncation level of LDP-TGP-UCB: ``b_t = B + R + L ln t`` with ``L = 2 (B+R)/eps_priv``
-    (spec §2.4 lines 4 and 8; the same form in both profiles, §6.4). ``b_1 = B + R``.
+    (Algorithm 2, lines 4 and 8; the same form in both profiles). ``b_1 = B + R``.
     ``t`` integer >= 0; t = 0 uses ``ln 0 := 0`` (b_0 = B + R, module doc). For B = R = 1,
     eps = 1: b_1000 = 29.63, b_10^4 = 38.84."""
     t = check_int(t, "t", low=0)
@@ -322,7 +326,7 @@ def ldp_tgp_truncation(t, B, R, eps_priv) -> float:
 def tgp_beta(
     t, B, v, delta=0.1, alpha=1.0, lam=1.0, gamma_prev=None, profile="practical", beta_scale=1.0
 ) -> float:
-    """Confidence width beta_t of non-private TGP-UCB, used to select in round t (spec §2.4).
+    """Confidence width beta_t of non-private TGP-UCB, used to select in round t ([ref7] Thm 1).
 
     A width: it multiplies sigma (``UCB = mu + beta_t sigma``), not a beta of GP-UCB.
 
@@ -370,7 +374,7 @@ def tgp_beta(
 def ldp_tgp_beta(
     t, B, R, eps_priv, delta=0.1, lam=1.0, gamma_prev=None, profile="practical", beta_scale=1.0
 ) -> float:
-    """Confidence width beta_t of LDP-TGP-UCB, used to select in round t (spec §2.4, §6.4).
+    """Confidence width beta_t of LDP-TGP-UCB, used to select in round t (Algorithm 2, line 5).
 
     A width: it multiplies sigma (``UCB = mu + beta_t sigma``), not a beta of GP-UCB.
 
@@ -382,11 +386,13 @@ def ldp_tgp_beta(
           beta_t = B + (2 sqrt(2) / sqrt(lam)) b_{t-1} sqrt(gamma_prev + ln(1/delta))
                      + (1 / sqrt(lam)) sqrt(K (ln(t-1) + 1))
 
-      ``gamma_prev`` = gamma_{t-1}, by default (spec §2.4) the data-dependent surrogate
-      ``0.5 ln det(I + K_{t-1}/lam)`` over the points played (the caller computes it).
-    * ``"practical"`` (spec §6.4): ``beta_t = B + b_{t-1} sqrt(ln t)`` (so beta_1 = B).
+      ``gamma_prev`` = gamma_{t-1}, by default the data-dependent surrogate
+      ``0.5 ln det(I + K_{t-1}/lam)`` over the points played (the caller computes it;
+      docs/decisions.md#ldp-bo-gamma_t-surrogate-from-the-points-played).
+    * ``"practical"`` (docs/decisions.md#ldp-bo-theory-and-practical-parameter-profiles):
+      ``beta_t = B + b_{t-1} sqrt(ln t)`` (so beta_1 = B).
 
-    At t = 1, ``ln(t - 1) := 0`` (module doc, spec §2.9 item 4). Returns
+    At t = 1, ``ln(t - 1) := 0`` (module doc). Returns
     ``beta_scale * beta_t``. ``t`` integer >= 1; ``B``, ``R`` in [0, inf) with B + R > 0;
     ``eps_priv`` in (0, inf); ``delta`` in (0, 1); ``lam`` in (0, inf); ``gamma_prev`` in
     [0, inf), required for the theory profile; ``beta_scale`` in [0, inf).
@@ -418,19 +424,20 @@ def ldp_tgp_beta(
 
 
 # ------------------------------------------------------------------------------------------------
-# MoMA-GP-UCB / LDP-MoMA-GP-UCB (§2.5)
+# MoMA-GP-UCB (Algorithm 3) / LDP-MoMA-GP-UCB
 # ------------------------------------------------------------------------------------------------
 
 
 def moma_beta(
     n, m, c, B, alpha=1.0, lam=1.0, eps_nys=0.1, profile="practical", beta_scale=1.0
 ) -> float:
-    """Confidence width beta_{n+1} of (LDP-)MoMA-GP-UCB after epoch n (spec §2.5).
+    """Confidence width beta_{n+1} of (LDP-)MoMA-GP-UCB after epoch n (Algorithm 3).
 
     A width: it multiplies sigma (``UCB = mu + beta_{n+1} sigma``), not a beta of GP-UCB.
 
-    * ``"theory"`` (Theorem 4 with the proof's lambda^{-1/2}, spec §2.9 item 7; LDP: Corollary 1
-      with the CTL ``c`` and alpha = 1)::
+    * ``"theory"`` (Theorem 4 with the proof's lambda^{-1/2}; LDP: Corollary 1 with the CTL ``c``
+      and alpha = 1;
+      docs/decisions.md#ldp-bo-moma-theory-width-keeps-the-lambda-factor-of-the-proof)::
 
           beta_{n+1} = B (1 + 1/sqrt(1 - eps_nys))
                        + lam^(-1/2) 3 (9 m_n c)^(1/(1+alpha)) n^((1-alpha)/(2(1+alpha)))

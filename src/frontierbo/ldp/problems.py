@@ -1,4 +1,4 @@
-"""Problems of the LDP-BO / heavy-tailed BO experiments (spec ``ldp-bo.md`` §4.2-4.4, App. A).
+"""Problems of the LDP-BO / heavy-tailed BO experiments (Fig. 2 and 3 of the paper).
 
 Every problem is a finite set of n arms with a unit-diagonal Gram matrix ``K``, the true mean
 reward ``f`` of each arm and the constants the algorithms need (``B``, ``R``, ``v``, ``c``,
@@ -16,14 +16,16 @@ Problems (names of :func:`get_ldp_problem`):
 ``stock``              29 Dow-30 adjusted closing prices 2016-2019, 823 days (real or surrogate).
 =====================  ======================================================================
 
-Real data (spec §4.3, §4.4): ``ldp/light_sensor/iw_data_all.mat`` and ``ldp/stocks/fin.csv``
-below the data root (found by :func:`frontierbo.data.resolve_data_path`). The files are
-not redistributable; when they are missing, :func:`get_ldp_problem` builds a documented
-**surrogate** with the exact arm means of Appendix A (:func:`light_sensor_surrogate`,
-:func:`stock_surrogate`) and says so in ``LDPProblem.source``.
+Real data (docs/decisions.md#ldp-bo-real-data-preprocessing-from-the-reference-code):
+``ldp/light_sensor/iw_data_all.mat`` and ``ldp/stocks/fin.csv`` below the data root (found by
+:func:`frontierbo.data.resolve_data_path`). The files are not redistributable; when they are
+missing, :func:`get_ldp_problem` builds a documented **surrogate** with the exact arm means of the
+real files (:func:`light_sensor_surrogate`, :func:`stock_surrogate`;
+docs/decisions.md#ldp-bo-surrogate-light-and-stock-data) and says so in ``LDPProblem.source``.
 
-Regret units: on real data (and the surrogates) the spec measures regret with ``f / max f``
-(normalised, ``f* = 1``) while rewards and ``B`` stay raw (spec §2.9 item 13). The synthetic
+Regret units: on real data (and the surrogates) regret is measured with ``f / max f``
+(normalised, ``f* = 1``) while rewards and ``B`` stay raw, as in the [ref7] code
+(docs/decisions.md#ldp-bo-regret-in-normalised-units). The synthetic
 ``f`` is already divided by ``max |f|`` (so ``B = 1``), and its regret is measured on that ``f``
 as in the [ref7] code. :attr:`LDPProblem.f_normalised` is ``f / regret_scale`` with
 ``regret_scale = max f`` for real data and ``1`` for the synthetic problems.
@@ -63,7 +65,8 @@ STOCK_TICKERS = (
     "XOM",
 )  # fmt: skip
 
-# Spec Appendix A: arm means of the real data sets (raw units, 2 decimals), in file column order.
+# Arm means of the real data sets (raw units, 2 decimals), in file column order, computed from
+# the [ref7] copies of the files (docs/decisions.md#ldp-bo-surrogate-light-and-stock-data).
 LIGHT_MEANS = (
     281.29, 861.31, 526.15, 945.54, 402.72, 449.60, 164.23, 215.76, 310.84, 590.41, 682.66,
     298.01, 741.55, 389.73, 242.06, 701.38, 663.69, 277.05, 748.68, 271.66, 894.62, 290.24,
@@ -76,7 +79,7 @@ STOCK_MEANS = (
     112.19, 105.32, 47.31, 78.84, 77.12,
 )  # fmt: skip
 
-# Statistics of the real files (spec §4.3, §4.4, §6.1 item 10) that the surrogates are built to
+# Statistics of the real files (computed from the [ref7] copies) that the surrogates are built to
 # match: table shape, R = max |noise|, c = mean squared noise, extreme eigenvalues of K.
 LIGHT_TARGETS = {"rows": 192, "train_rows": 601, "R": 835.28, "c": 82954.23,
                  "eig_min": 5.7e-5, "eig_max": 26.9}  # fmt: skip
@@ -299,13 +302,14 @@ def synthetic_problem(
     support: str = "grid",
     df: float = 3.0,
 ) -> LDPProblem:
-    """The synthetic problem of spec §4.2: a new RKHS function per seed (trial).
+    """The synthetic problem of the paper (as in [ref7]): a new RKHS function per seed (trial).
 
     Arms are the grid ``{0.01, ..., 1.00}`` (``i / n_arms``); ``f = sum_i a_i k(., x_i)`` with
     ``a_i ~ U[-1, 1]`` and ``n_support`` points ``x_i`` drawn uniformly from the arms
     (``support="grid"``, the paper's text) or from ``U[0, 1]`` (``support="continuous"``, the
-    [ref7] code; spec §2.9 item 12); then ``f <- f / max |f|`` so ``B = 1``. ``K`` is the kernel's
-    unit-variance Gram matrix over the arms.
+    [ref7] code; docs/decisions.md#ldp-bo-synthetic-support-points-on-the-arm-grid); then
+    ``f <- f / max |f|`` so ``B = 1``. ``K`` is the kernel's unit-variance Gram matrix over the
+    arms.
 
     Noise and constants:
         ``"uniform"``: ``eta ~ U[-1, 1]``, ``R = 1`` (the LDP case); ``v = B^2 + R^2 = 2`` and
@@ -373,7 +377,7 @@ def synthetic_problem(
         "normaliser": top,
     }
     source = (
-        f"synthetic generator (spec §4.2): {kernel} kernel l={lengthscale:g}, "
+        f"synthetic generator (the paper's, as in [ref7]): {kernel} kernel l={lengthscale:g}, "
         f"{n_support} support points ({support}), {noise} noise"
     )
     return LDPProblem(
@@ -386,7 +390,9 @@ def synthetic_problem(
 
 def kernel_from_samples(samples) -> np.ndarray:
     """Empirical covariance (ddof = 1) of the z-scored columns (mean 0, std ddof = 1): a
-    correlation matrix with unit diagonal (spec §4.3). ``samples`` is (rows, arms)."""
+    correlation matrix with unit diagonal
+    (docs/decisions.md#ldp-bo-real-data-preprocessing-from-the-reference-code).
+    ``samples`` is (rows, arms)."""
     X = np.asarray(samples, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 2:
         raise ValueError(f"samples must be a 2-D (rows >= 2, arms) array, got shape {X.shape}")
@@ -414,7 +420,8 @@ def problem_from_table(
 ) -> LDPProblem:
     """A problem whose reward for arm a is a uniformly random row of ``rewards[:, a]``.
 
-    The real-data recipe of spec §4.3-4.4: ``f`` = column means, ``B = max |f|``,
+    The real-data recipe (docs/decisions.md#ldp-bo-real-data-preprocessing-from-the-reference-code):
+    ``f`` = column means, ``B = max |f|``,
     noise = ``rewards - f``, ``R = max |noise|``, ``v`` = mean squared reward,
     ``c`` = mean squared noise; regret in units of ``f / max f``.
     """
@@ -456,7 +463,7 @@ def _mat_field(obj, name: str, file):
 
 
 def light_sensor_problem(path: str | os.PathLike | None = None, verify: bool = True) -> LDPProblem:
-    """The light sensor problem (spec §4.3) from ``iw_data_all.mat``: 41 arms.
+    """The light sensor problem (Fig. 2 of the paper) from ``iw_data_all.mat``: 41 arms.
 
     ``f`` = column means of ``data.test.sensordata`` (192 x 41 uint16, cast to float64 before
     any arithmetic); ``K`` = :func:`kernel_from_samples` of ``data.train.sensordata``
@@ -538,7 +545,7 @@ def read_stock_csv(path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
 
 
 def stock_problem(path: str | os.PathLike | None = None, verify: bool = True) -> LDPProblem:
-    """The stock problem (spec §4.4) from ``fin.csv``: 29 arms, 823 days.
+    """The stock problem (Fig. 2 of the paper) from ``fin.csv``: 29 arms, 823 days.
 
     ``f`` = mean price per stock; ``K`` = :func:`kernel_from_samples` of the prices; a reward is
     a uniformly random day's price; ``alpha = 1``. Expected: ``B = 237.33`` (BA, arm 2),
@@ -689,9 +696,9 @@ def _surrogate(
 def light_sensor_surrogate(seed: SeedLike = 0) -> LDPProblem:
     """A stand-in for the light sensor data (the real file is not redistributable).
 
-    Same 41 arms and the exact means ``f`` of spec Appendix A (so ``B = 945.54`` at arm 3 and
-    the uniform-play regret 0.4881). Rewards are rows of a 192 x 41 table
-    ``f_a + s_a z_{r,a}``: ``z`` are bounded arcsine draws (``cos`` of a uniform phase, like a
+    Same 41 arms and the exact means ``f`` of the real file (:data:`LIGHT_MEANS`, so
+    ``B = 945.54`` at arm 3 and the uniform-play regret 0.4881). Rewards are rows of a 192 x 41
+    table ``f_a + s_a z_{r,a}``: ``z`` are bounded arcsine draws (``cos`` of a uniform phase, like a
     daily light cycle), centred and scaled per column, and ``s_a = kappa (f_a / B)^gamma``
     (brighter sensors vary more) with ``kappa``, ``gamma`` calibrated so the table's
     ``R = 835.28`` and ``c = 82954.23`` exactly; ``v = mean f^2 + c`` then matches 377421.27 up
@@ -722,8 +729,8 @@ def light_sensor_surrogate(seed: SeedLike = 0) -> LDPProblem:
 def stock_surrogate(seed: SeedLike = 0) -> LDPProblem:
     """A stand-in for the 29-stock price table (the real file is not redistributable).
 
-    Same 29 tickers and the exact mean prices ``f`` of spec Appendix A (so ``B = 237.33`` for
-    BA and the uniform-play regret 0.5634). Rewards are rows of an 823 x 29 table
+    Same 29 tickers and the exact mean prices ``f`` of the real file (:data:`STOCK_MEANS`, so
+    ``B = 237.33`` for BA and the uniform-play regret 0.5634). Rewards are rows of an 823 x 29 table
     ``f_a + s_a z_{r,a}``: each ``z`` column is a +-1 random walk over 823 days (bounded,
     trending like a price), centred and scaled to unit RMS, and ``s_a = kappa (f_a / B)^gamma``
     with ``kappa``, ``gamma`` calibrated so the table's ``R = 203.29`` and ``c = 754.22`` exactly;

@@ -1,4 +1,4 @@
-"""The user-side randomiser of LDP-BO: CTL ("Convert-to-Laplace", Curator 1), spec §1.4 / §2.1.
+"""The user-side randomiser of LDP-BO: CTL ("Convert-to-Laplace", Curator 1 of the paper).
 
 Each user (one BO round; MoMA's k_mom repeated plays are k_mom different users) privatises its own
 scalar reward before the learner sees it::
@@ -6,8 +6,8 @@ scalar reward before the learner sees it::
     y_bar = y + Lap,   Lap ~ Laplace(scale = 2 (B + R) / eps_priv)
 
 where ``B`` bounds the function (``|f(x)| <= ||f||_H sqrt(k(x, x)) <= B``) and ``R`` the noise
-(``|eta| <= R`` almost surely, spec §1.3), so every reward lies in ``[-(B + R), B + R]``, the
-sensitivity is ``2 (B + R)`` and Lemma 1 of the paper gives eps-LDP.
+(``|eta| <= R`` almost surely, the paper's assumption), so every reward lies in
+``[-(B + R), B + R]``, the sensitivity is ``2 (B + R)`` and Lemma 1 of the paper gives eps-LDP.
 
 Implementation: the noise comes from the hardened grid mechanism
 :class:`frontierbo.dp.samplers.LaplaceMechanism` (exact discrete Laplace on the grid
@@ -20,12 +20,13 @@ exposed; the moment formulas of the algorithms (:func:`frontierbo.ldp.parameters
 use the nominal ``scale`` as the paper does (the 0.1 % difference is far below every other
 constant in them).
 
-Clipping (spec §1.4 implementation note): the paper adds the noise to the raw ``y`` without
-clipping. Pure eps-LDP needs ``|y| <= B + R``, which holds in the bounded-noise model of the paper
-(then clipping is a no-op). ``clip_to_sensitivity=True`` clips ``y`` to ``[-(B + R), B + R]``
-first, which makes the guarantee hold for *every* input; it is off by default to stay faithful.
+Clipping (docs/decisions.md#ldp-bo-optional-clipping-to-the-sensitivity-range): the paper
+adds the noise to the raw ``y`` without clipping. Pure eps-LDP needs ``|y| <= B + R``, which holds
+in the bounded-noise model of the paper (then clipping is a no-op). ``clip_to_sensitivity=True``
+clips ``y`` to ``[-(B + R), B + R]`` first, which makes the guarantee hold for *every* input; it is
+off by default to stay faithful.
 
-Unbounded noise (spec §1.5, paper §4.5): with i.i.d. sub-Weibull(theta) noise, set
+Unbounded noise (Section 4.5 of the paper): with i.i.d. sub-Weibull(theta) noise, set
 ``R = K1 ln(T / delta)^theta`` (:func:`sub_weibull_R`; :meth:`CTL.for_sub_weibull`). Then with
 probability at least ``1 - delta`` over the noise, every one of the T rewards satisfies
 ``|y| <= B + R`` and each release is eps-LDP; this is the paper's (eps, delta)-LDP statement. See
@@ -63,7 +64,7 @@ def _check_bounds(B, R) -> tuple[float, float]:
 
 
 def sub_weibull_R(K1, T, delta, theta) -> float:
-    """Noise bound for sub-Weibull noise, spec §1.5: ``R = K1 * ln(T / delta) ** theta``.
+    """Noise bound for sub-Weibull noise (Section 4.5 of the paper): ``R = K1 ln(T / delta)^theta``.
 
     If the noise values eta_1..eta_T are i.i.d. sub-Weibull(theta) (``P(|eta| >= x) <= a
     exp(-b x^(1/theta))``) and ``K1`` is large enough (see :func:`sub_weibull_K1`), then
@@ -82,7 +83,7 @@ def sub_weibull_R(K1, T, delta, theta) -> float:
 def sub_weibull_K1(a, b, theta, T, delta) -> float:
     """The smallest ``K1`` for which :func:`sub_weibull_R` is a valid bound (union bound).
 
-    For a tail ``P(|eta| >= x) <= a exp(-b x^(1/theta))`` (spec eq. 5), ``P(exists t <= T:
+    For a tail ``P(|eta| >= x) <= a exp(-b x^(1/theta))`` (eq. (5) of the paper), ``P(exists t <= T:
     |eta_t| > R) <= T a exp(-b R^(1/theta)) <= delta`` as soon as
     ``R >= (ln(a T / delta) / b) ** theta``; dividing by ``ln(T/delta) ** theta`` gives
     ``K1 = (max(ln(a T / delta), 0) / (b ln(T / delta))) ** theta``.
@@ -97,7 +98,7 @@ def sub_weibull_K1(a, b, theta, T, delta) -> float:
 
 
 class CTL:
-    """Convert-to-Laplace randomiser CTL(eps_priv) of one user's reward (spec §1.4, §2.1).
+    """Convert-to-Laplace randomiser CTL(eps_priv) of one user's reward (Curator 1, Lemma 1).
 
     Parameters
     ----------
@@ -163,7 +164,7 @@ class CTL:
         *,
         granularity=None,
     ) -> CTL:
-        """CTL for i.i.d. sub-Weibull(theta) noise (spec §1.5): ``R = K1 ln(T / delta)^theta``.
+        """CTL for i.i.d. sub-Weibull(theta) noise (Section 4.5): ``R = K1 ln(T / delta)^theta``.
 
         When the (eps, delta) statement holds: the noise values eta_1..eta_T of the (at most) T
         rounds are i.i.d. sub-Weibull(theta) and ``K1`` is large enough that the event
@@ -171,7 +172,7 @@ class CTL:
         ``a exp(-b x^(1/theta))`` take ``K1 >= sub_weibull_K1(a, b, theta, T, delta)``). On
         ``E`` every reward satisfies ``|y_t| <= B + R`` and every release is eps-LDP (Lemma 1);
         the complement of ``E`` has probability ``<= delta``. This is the paper's
-        (eps, delta)-LDP claim (§4.5): delta is the probability, *over the data*, that some
+        (eps, delta)-LDP claim (Section 4.5): delta is the probability, *over the data*, that some
         reward falls outside the covered range. It is not the worst-case (eps, delta) of
         Definition 1: without clipping, a reward with ``|y| > B + R`` is not protected at level
         eps (its privacy loss against a neighbour grows with ``|y| - (B + R)``).
@@ -263,8 +264,8 @@ class CTL:
         else:
             range_assumption = (
                 f"|y| <= B + R = {self.bound:g} for every reward (|f(x)| <= B since ||f||_H <= B "
-                "and k(x,x) <= 1; |noise| <= R almost surely, spec §1.3); clip_to_sensitivity is "
-                "off, so a reward outside this range is NOT covered"
+                "and k(x,x) <= 1; |noise| <= R almost surely, the paper's assumption); "
+                "clip_to_sensitivity is off, so a reward outside this range is NOT covered"
             )
         assumptions = [range_assumption]
         if self.sub_weibull is not None:
@@ -272,7 +273,8 @@ class CTL:
             event = (
                 f"the noise of the at most T={sw['T']} rounds is i.i.d. sub-Weibull(theta="
                 f"{sw['theta']:g}) and K1={sw['K1']:g} makes P(exists t <= T: |noise_t| > R) <= "
-                f"delta={sw['delta']:g} with R = K1 ln(T/delta)^theta = {self.R:g} (spec §1.5)"
+                f"delta={sw['delta']:g} with R = K1 ln(T/delta)^theta = {self.R:g} "
+                "(Section 4.5 of the paper)"
             )
             if self.clip_to_sensitivity:
                 assumptions.append(
@@ -283,7 +285,8 @@ class CTL:
                 assumptions.append(
                     event + "; on that event every release is eps-LDP, and delta is the "
                     "probability over the data that some reward falls outside [-(B+R), B+R] "
-                    "(the paper's (eps, delta)-LDP, §4.5), not a worst-case delta over inputs"
+                    "(the paper's (eps, delta)-LDP, Section 4.5), not a worst-case delta over "
+                    "inputs"
                 )
         mechanism = (
             f"CTL (Convert-to-Laplace, Curator 1): y + Laplace noise of nominal scale "

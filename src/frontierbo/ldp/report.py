@@ -31,16 +31,18 @@ from frontierbo.ldp.summary import (
 #: Decisions behind the numbers (rendered in report.md).
 NOTES = [
     "The paper reports no numbers (figures only, without their data): only the qualitative "
-    "orderings can be compared (spec §4.5, §6.2). They are reported, not tuned for (spec §6.4).",
+    "orderings of Fig. 2 and Fig. 3 of the paper can be compared. They are reported, not tuned "
+    "for (docs/decisions.md#ldp-bo-paper-claims-are-reported-not-gated).",
     "One run = one algorithm on one setting for T rounds; within a trial every algorithm and "
     "privacy level of a dataset shares the synthetic f and the reward-noise seed (common random "
     "numbers); each (trial, eps) has its own privacy-noise stream.",
     "TGP-UCB's posterior is the project's FiniteDomainGP (exact GP over the arms, noise lambda) "
     "fed the rewards truncated once at arrival; gamma_{t-1} (theory profile only) is the "
     "surrogate 0.5 ln det(I + K_{t-1}/lambda) over the points played.",
-    "MoMA-GP-UCB: with the practical profile k_mom = ceil(ln(4 e T / delta)) (order-wise, spec "
-    "§2.5/§6.4; the theory value 24 ln(.) leaves 29 epochs at T = 10^4); the T - N k_mom "
-    "leftover rounds keep playing x_N and their regret counts.",
+    "MoMA-GP-UCB: with the practical profile k_mom = ceil(ln(4 e T / delta)) (order-wise, "
+    "docs/decisions.md#ldp-bo-order-wise-k_mom-in-the-practical-profile; the theory value 24 ln(.) "
+    "leaves 29 epochs at T = 10^4); the T - N k_mom leftover rounds keep playing x_N and "
+    "their regret counts (docs/decisions.md#ldp-bo-moma-leftover-rounds-replay-the-last-arm).",
     "Synthetic regret is measured on f / max|f| (the [ref7] code), so a per-round regret can "
     "exceed 1 when min f < 0; real data on f / max f.",
     "Light / stock use the real files when they are found under the data root (their sha256 "
@@ -176,10 +178,12 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         "## Parameters",
         "",
         f"- Profile `{p['profile']}` for every algorithm (the [ref7]-code order-wise forms, "
-        "spec §2.8/§6.4; formulas in `frontierbo.ldp.parameters`).",
+        "docs/decisions.md#ldp-bo-theory-and-practical-parameter-profiles; formulas in "
+        "`frontierbo.ldp.parameters`).",
         f"- ONE common `beta_scale = {p['beta_scale']:g}` multiplies every confidence width, for "
-        "all algorithms and settings; it is not tuned per algorithm (spec §6.3-§6.4: with "
-        "beta_scale = 1 no algorithm exploits at feasible horizons).",
+        "all algorithms and settings; it is not tuned per algorithm (with beta_scale = 1 no "
+        "algorithm exploits at feasible horizons; "
+        "docs/decisions.md#ldp-bo-one-common-beta_scale-for-every-algorithm).",
         f"- lambda = {p['lam']:g}, delta = {p['delta']:g}; eps_priv in "
         f"{{{', '.join(f'{e:g}' for e in p['epsilons'])}}}; CTL scale L = 2 (B + R) / eps on "
         "the raw reward (hardened grid Laplace mechanism), moments from the CTL formulas.",
@@ -313,7 +317,7 @@ def _checks_section(checks: dict) -> list[str]:
     if sub:
         n_dec = sum(r["decreasing"] for r in sub)
         lines += [
-            "**Sublinearity (spec §6.2 item 4): R_t/t decreasing over the second half** for "
+            "**Sublinearity: R_t/t decreasing over the second half** for "
             f"MoMA and ATA: {n_dec}/{len(sub)} (setting, algorithm) pairs.",
             "",
         ]
@@ -321,7 +325,9 @@ def _checks_section(checks: dict) -> list[str]:
     if below:
         missed = [f"{r['setting']} ({r['label']})" for r in below if not r["below"]]
         lines += [
-            "**Calibration (spec §6.4): with beta_scale <= 0.1 every algorithm is below the "
+            "**Calibration ("
+            "docs/decisions.md#ldp-bo-one-common-beta_scale-for-every-algorithm): with "
+            "beta_scale <= 0.1 every algorithm is below the "
             f"uniform-play level.** Found: {len(below) - len(missed)}/{len(below)} (setting, "
             "algorithm) pairs below it" + (f"; not below: {'; '.join(missed)}." if missed else "."),
             "",

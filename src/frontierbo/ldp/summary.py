@@ -107,7 +107,8 @@ def _mean(entry: dict, alg: str) -> float | None:
 
 
 def orderings(summary: dict, datasets, epsilons) -> dict:
-    """The qualitative checks of spec §6.2, computed on R_T/T (mean over trials)."""
+    """The qualitative checks of the paper's claims, computed on R_T/T (mean over trials)
+    (docs/decisions.md#ldp-bo-paper-claims-are-reported-not-gated)."""
     names = ("private_ordering", "heavy_ordering", "eps_monotone", "private_vs_nonprivate")
     checks: dict[str, list] = {
         name: [] for name in (*names, "sublinear", "timing", "below_uniform")

@@ -1,4 +1,4 @@
-"""TGP-UCB ([ref7] Algorithm 1) and LDP-TGP-UCB (Zhou & Tan, Algorithm 2), spec §2.4.
+"""TGP-UCB ([ref7] Algorithm 1) and LDP-TGP-UCB (Zhou & Tan, Algorithm 2).
 
 Truncated GP-UCB on a finite arm set. Every received reward is truncated **once**, at its
 arrival in round t: ``y_hat_t = y_bar_t * 1{|y_bar_t| <= b_t}`` (a reward above the level is
@@ -34,7 +34,8 @@ sigma``), so the algorithm exposes it as :meth:`TGPUCB.width` / :attr:`TGPUCB.la
 :func:`frontierbo.core.acquisition.select_ucb` with uniformly random ties. The shared
 constructor arguments are validated by :class:`frontierbo.ldp.arguments.LDPArguments`.
 
-gamma_{t-1} (theory profiles) is the data-dependent surrogate of spec §2.4,
+gamma_{t-1} (theory profiles) is a data-dependent surrogate
+(docs/decisions.md#ldp-bo-gamma_t-surrogate-from-the-points-played),
 ``0.5 ln det(I + K_{t-1} / lam)`` over the points actually played, read from the GP's Cholesky
 pivots: ``0.5 (ln det(K_rows + S) - sum ln s_row)`` with the rows' noise variances S, which by
 Sylvester's determinant identity is the same for the per-round and the regrouped rows.
@@ -221,7 +222,7 @@ class TGPUCB:
 
     @property
     def gamma(self) -> float:
-        """gamma_t surrogate ``0.5 ln det(I + K_t / lam)`` over the t points played (spec §2.4),
+        """gamma_t surrogate ``0.5 ln det(I + K_t / lam)`` over the t points played,
         from the GP's Cholesky pivots: ``0.5 (ln det(K_rows + S) - sum ln s_row)`` (the module
         docstring), ``0.5 (ln det(K_t + lam I) - t ln lam)`` before any regrouping."""
         return max(0.5 * (self.gp.log_det - self._log_noise), 0.0)
@@ -283,7 +284,7 @@ class TGPUCB:
         t = self.t + 1  # line 3: for t = 1..T
         if t == 1:
             # ln(0) is undefined in beta_1 and every UCB score is equal: a uniformly random arm
-            # (spec §2.4, §2.0).
+            # (docs/decisions.md#ldp-bo-random-first-arm-and-random-ties).
             return int(self._rng.integers(self.n))
         width = self.width(t)  # lines 4-5
         self.last_width = width

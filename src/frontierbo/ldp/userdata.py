@@ -2,7 +2,8 @@
 
 The CSV file (header row, comma-separated, UTF-8) holds one column per **arm** and one row per
 **reward observation**, like the stock data (one column per stock, one row per day). Following
-spec §4.4 (the real-data recipe, :func:`frontierbo.ldp.problems.problem_from_table`):
+the real-data recipe (:func:`frontierbo.ldp.problems.problem_from_table`,
+docs/decisions.md#ldp-bo-real-data-preprocessing-from-the-reference-code):
 
 * ``f`` = the column means (the arm means to maximise), ``B = max |f|``;
 * ``K`` = the covariance (ddof = 1) of the z-scored columns, a correlation matrix;
@@ -131,7 +132,7 @@ def load_reward_table(
 
 
 def problem_from_csv(path, exclude=None) -> tuple[LDPProblem, list[str]]:
-    """The :class:`LDPProblem` of a reward table (spec §4.4 recipe) and the arm names."""
+    """The :class:`LDPProblem` of a reward table (the real-data recipe) and the arm names."""
     names, table = load_reward_table(path, exclude)
     K = kernel_from_samples(table)
     source = f"user data: {os.fspath(path)} ({table.shape[0]} rows x {table.shape[1]} arms)"

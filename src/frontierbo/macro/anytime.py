@@ -1,8 +1,8 @@
 """A3: anytime ε-Macro-BO (thesis Algorithm 4) and the ⟨ω, ε⟩-Macro-BO policy (4.12).
 
-Spec macro-bo.md §3 A3, with §0 item 5's corrections of the garbled lines; line numbers of
-Algorithm 4 in the comments. Per decision node ``d_t`` and macro-action ``x_{t+1}`` the search
-keeps the ``N`` samples, per-sample bounds on the children's values and child pointers:
+Line numbers in the comments are those of the thesis's Algorithm 4. Per decision node ``d_t`` and
+macro-action ``x_{t+1}`` the search keeps the ``N`` samples, per-sample bounds on the children's
+values and child pointers:
 
     lines 7-8   V_lo*_{t+1}(child l) = VV_{t+1}(child l) - Theta_{t+1},  V_hi* = VV + Theta   (4.11)
     lines 13-14 Q_lo*_t = R + 1/N sum_l V_lo*_{t+1}(child l) - lambda,  Q_hi* = ... + lambda
@@ -22,33 +22,35 @@ children of a level's nodes come grouped by parent, so the best continuation of 
 ``np.maximum.reduceat``) and a block of samples at a time. Per entry it does the rounded operations
 of the plain recursion (up to exactly commuting additions), so its values are the same to the bit.
 
-Choices (spec §3 A3 table, §9 D5), each an option; defaults are the thesis's except ``assign``:
+Choices (docs/decisions.md#macro-bo-anytime-variants-are-options), each an option; defaults are the
+thesis's except ``assign``:
 
-* ``init="most_likely"`` (thesis lines 7-8) or ``"infinite"`` ([ref-code]: ``-inf, +inf``);
-* ``assign="intersect"`` (default; the spec recommends it: always valid, and it makes the bounds
-  monotone in the budget) or ``"overwrite"`` (thesis lines 10 / 29);
-* ``action_rule="lower"`` (thesis line 26, argmax ``Q_lo*``; §0 item 5) or ``"upper"``
-  ([ref-code], argmax ``Q_hi*``);
-* ``last_stage="thesis"`` (``Q = R -+ lambda`` at ``t = H - 1``) or ``"exact"`` ([ref-code]:
+* ``init="most_likely"`` (thesis lines 7-8) or ``"infinite"`` (authors' code: ``-inf, +inf``);
+* ``assign="intersect"`` (default, docs/decisions.md#macro-bo-anytime-bounds-are-intersected: always
+  valid, and it makes the bounds monotone in the budget) or ``"overwrite"`` (thesis lines 10 / 29);
+* ``action_rule="lower"`` (thesis line 26, argmax ``Q_lo*``) or ``"upper"``
+  (authors' code, argmax ``Q_hi*``);
+* ``last_stage="thesis"`` (``Q = R -+ lambda`` at ``t = H - 1``) or ``"exact"`` (authors' code:
   ``Q_lo* = Q_hi* = R``). No samples are drawn at ``t = H - 1`` in either case: ``V_H = 0`` and
   ``Theta_H = 0`` make every child's bounds exactly 0, whatever the samples;
-* ``refine=True`` (RefineBounds on; ``False`` for the exactness checks of spec §8.1 item 7);
-* ``fallback=True`` ((4.12); ``False`` = [ref-code]'s plain ``argmax Q_lo*_0``).
+* ``refine=True`` (RefineBounds on; ``False`` for exactness checks against A1);
+* ``fallback=True`` ((4.12); ``False`` = the authors' code's plain ``argmax Q_lo*_0``).
 
-Saturation (not in the thesis; needed for an unlimited budget to end at the exhaustive tree): a
-node at ``t = H - 1`` is saturated once expanded, a node above it once every child of every action
-is. Lines 26 and 28 choose among the unsaturated actions / children only (ties: the first), so
-no call is spent on a finished subtree; the search stops when the root is saturated. Under the
-thesis's rules alone an explored child keeps a gap ``2 k lambda > 0`` for ever and could be chosen
-again and again.
+Saturation (docs/decisions.md#macro-bo-finished-anytime-nodes-are-skipped; needed for an unlimited
+budget to end at the exhaustive tree): a node at ``t = H - 1`` is saturated once expanded, a node
+above it once every child of every action is. Lines 26 and 28 choose among the unsaturated actions /
+children only (ties: the first), so no call is spent on a finished subtree; the search stops when
+the root is saturated. Under the thesis's rules alone an explored child keeps a gap
+``2 k lambda > 0`` for ever and could be chosen again and again.
 
 Stopping ("while resources permit", line 44): ``iterations`` ConstructTree calls after the initial
 expansion of the root (the experiments' "1500 iterations"), ``max_nodes``, ``time_limit`` seconds,
 or saturation, whichever comes first.
 
-Node counter (spec §3 A3): +1 per decision node created (the root included) and +1 per terminal
-``(d_{H-1}, action)`` pair; a fresh node at depth ``t`` costs ``c_{H-t}``, ``c_1 = 1 + A``,
-``c_k = 1 + A c_{k-1}``. At full expansion it equals A1's count (:func:`tree_nodes`).
+Node counter (docs/decisions.md#macro-bo-anytime-node-counter): +1 per decision node created (the
+root included) and +1 per terminal ``(d_{H-1}, action)`` pair; a fresh node at depth ``t`` costs
+``c_{H-t}``, ``c_1 = 1 + A``, ``c_k = 1 + A c_{k-1}``. At full expansion it equals A1's count
+(:func:`tree_nodes`).
 
 Samples: the contract of A1 (:mod:`frontierbo.macro.epsilon_macro_bo`), one decision node per
 call: ``sampler(path, number, out)`` with ``out`` (1, N, kappa), ``path`` the action rows of the
@@ -103,7 +105,7 @@ def anytime_delta(epsilon: float, horizon: int, theta: float) -> float:
 
 
 def fresh_node_cost(A: int, depth_left: int) -> int:
-    """``c_k`` of spec §3 A3 with ``A`` actions everywhere: ``c_1 = 1 + A``, ``c_k = 1 + A c_{k-1}``."""
+    """Node cost ``c_k`` with ``A`` actions everywhere: ``c_1 = 1 + A``, ``c_k = 1 + A c_{k-1}``."""
     c = 1 + A
     for _ in range(depth_left - 1):
         c = 1 + A * c
@@ -213,7 +215,8 @@ class AnytimeSearch:
         self.last_lam = self.lam if last_stage == "thesis" else 0.0
         self.refine = bool(refine)
         self.const = tree.mean_sum + beta * tree.info  # R at zero offsets (line 12)
-        # Theta_{t+1}(x_{1:t+1}) = max_{x_{t+2}} theta_{t+1}(x_{1:t+2}), 0 at level H (spec §2)
+        # Theta_{t+1}(x_{1:t+1}) = max_{x_{t+2}} theta_{t+1}(x_{1:t+2}), 0 at level H
+        # (docs/decisions.md#macro-bo-computable-most-likely-error-bound-theta)
         self.big_theta = np.array(
             [float(tree.theta[c].max()) if c.size else 0.0 for c in tree.children]
         )
@@ -272,7 +275,7 @@ class AnytimeSearch:
 
     def _best_path(self, c: int, values, n: int) -> np.ndarray:
         """``max`` over input paths below ``c`` of the sum of ``values(rel)`` (n, len(rel)) along
-        the path, (n,): one backward pass, a level at a time (A2 line 2); ``0`` below a leaf."""
+        the path, (n,): one backward pass, a level at a time; ``0`` below a leaf."""
         runs = self._runs_below(c)
         if not runs:
             return np.zeros(n)  # VV_H = 0
@@ -292,7 +295,7 @@ class AnytimeSearch:
 
     def most_likely_values(self, c: int, child_off: np.ndarray) -> np.ndarray:
         """``VV_{t+1}`` (n,) of the decision nodes below action ``c`` with offsets ``child_off``
-        (n, D): ``max`` over input paths below ``c`` of ``sum (const + offset)`` (A2 line 2)."""
+        (n, D): ``max`` over input paths below ``c`` of ``sum (const + offset)``."""
         const = self.const[c + 1 : int(self.tree.end[c])]
         return self._best_path(c, lambda rel: const[rel] + child_off[:, rel], child_off.shape[0])
 
@@ -335,7 +338,7 @@ class AnytimeSearch:
             node.z = np.empty((m, N, self.kappa))
             if self.init == "most_likely":
                 node.lower, node.upper = np.empty((m, N)), np.empty((m, N))
-            else:  # [ref-code]
+            else:  # authors' code
                 node.lower, node.upper = np.full((m, N), -np.inf), np.full((m, N), np.inf)
             node.sat = np.zeros((m, N), dtype=bool)
             for a, c in enumerate(acts.tolist()):  # line 3
@@ -503,11 +506,11 @@ class AnytimeEpsilonMacroBO:
         horizon: ``H``.
         n_samples: ``N`` samples per action at a new node (experiments: 300).
         epsilon: target loss; ``lambda`` then follows from line 43. Or give ``lam`` directly
-            ([ref-code]: 5.0). With neither, ``epsilon`` is A1's Theorem-4.3 inversion for ``N``
+            (authors' code: 5.0). With neither, ``epsilon`` is A1's Theorem-4.3 inversion for ``N``
             (:func:`~frontierbo.macro.parameters.epsilon_for_samples`; loose) and ``lambda`` line 43.
         iterations: ConstructTree calls after the root's expansion (experiments: 1500);
             ``None`` = unlimited. ``max_nodes`` / ``time_limit`` (seconds) further bounds.
-        beta, info_covariance: as in A1 (spec §9 D1, D2).
+        beta, info_covariance: as in A1 (:mod:`~frontierbo.macro.epsilon_macro_bo`).
         init, assign, action_rule, last_stage, refine, fallback: module doc.
         sampler, seed: the A1 sampler contract (module doc); default ``KeyedNormalSampler(seed)``.
     """
@@ -565,7 +568,8 @@ class AnytimeEpsilonMacroBO:
         tree = build_input_tree(
             self.gp, self.domain, location, H, info_covariance=self.info_covariance
         )
-        theta = tree.theta_max  # line 42 (spec §2's computable theta_t)
+        # line 42: theta (docs/decisions.md#macro-bo-computable-most-likely-error-bound-theta)
+        theta = tree.theta_max
         epsilon = self.epsilon
         if self.lam is not None:
             lam = self.lam

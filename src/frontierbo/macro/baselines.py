@@ -1,11 +1,12 @@
-"""Baselines of ε-Macro-BO (spec macro-bo.md §4): B1 DB-GP-UCB and the shared pieces.
+"""Baselines of ε-Macro-BO (thesis Section 4.4): B1 DB-GP-UCB and the shared pieces.
 
 B1 (Daxberger & Low 2017): the macro-action is one jointly optimised batch,
 
     x = argmax_{x in A(x_t)} 1^T mu_t(x) + 0.5 beta log|I + sigma_n^-2 Sigma_t(x)|,
 
-i.e. ε-Macro-BO with H = 1. The thesis does not state beta; [ref-code] runs it with beta = 0
-(the summed posterior mean), the default here (spec §9 D4).
+i.e. ε-Macro-BO with H = 1. The thesis does not state beta; authors' code runs it with beta = 0
+(the summed posterior mean), the default here
+(docs/decisions.md#macro-bo-db-gp-ucb-and-nonmyopic-gp-ucb-use-beta-0).
 
 Shared by the other baselines (``baselines_batch``, ``q_ei``, ``rollout``):
 
@@ -15,10 +16,11 @@ Shared by the other baselines (``baselines_batch``, ``q_ei``, ``rollout``):
 * :func:`hallucinated_posterior` — the posterior at some cells after hypothetical observations at
   others (GP-BUCB's hallucination, Rollout's fantasies), by linear algebra on the blocks of
   ``FiniteDomainGP.covariance``: no second GP.
-* :func:`expected_improvement` — single-point EI (spec A4).
+* :func:`expected_improvement` — single-point EI
+  (docs/decisions.md#macro-bo-ei-uses-the-noisy-output-std).
 
 Ties: a baseline given ``seed=None`` breaks ties by the lowest row (``np.argmax``); given a seed or
-a Generator, uniformly at random among exactly tied rows ([ref-code] breaks ties at random with a
+a Generator, uniformly at random among exactly tied rows (authors' code breaks ties at random with a
 1e-8 tolerance; we use the shared ``select_max``, whose ties are exact).
 """
 
@@ -84,14 +86,14 @@ def tie_rule(seed) -> tuple[str, np.random.Generator | None]:
 
 
 def best_observed(gp: FiniteDomainGP) -> float:
-    """``y*``: the largest observed output (EI's and q-EI's incumbent, spec A4)."""
+    """``y*``: the largest observed output (EI's and q-EI's incumbent)."""
     if gp.t == 0:
         raise ValueError("the GP has no observations: EI needs the best observed output y*")
     return float(gp.observed_values.max())
 
 
 def expected_improvement(mean, std, best: float) -> np.ndarray:
-    """``EI = (mu - y*) Phi(Z) + sigma phi(Z)``, ``Z = (mu - y*) / sigma`` (spec A4);
+    """``EI = (mu - y*) Phi(Z) + sigma phi(Z)``, ``Z = (mu - y*) / sigma``;
     ``max(0, mu - y*)`` where ``sigma = 0``."""
     mean = np.asarray(mean, dtype=float)
     std = np.asarray(std, dtype=float)
@@ -185,7 +187,7 @@ def db_gp_ucb(
     scores = np.empty(actions.shape[0])
     for j, x in enumerate(actions):
         mean, latent = gp.joint_posterior(x)  # mu_t(x), latent covariance given d_t
-        # Sigma_t(x) of (4.1) includes sigma_n^2 I ("noisy"); "latent" drops it (§9 D1)
+        # Sigma_t(x) of (4.1) includes sigma_n^2 I ("noisy"); "latent" drops it
         cov = latent + s * eye if info_covariance == "noisy" else latent
         scores[j] = mean.sum() + 0.5 * beta * np.linalg.slogdet(eye + cov / s)[1]
     action = select_max(scores.copy())

@@ -1,4 +1,4 @@
-"""Greedy-batch baselines over macro-actions (spec macro-bo.md §4 B4–B6, footnote 11).
+"""Greedy-batch baselines over macro-actions (thesis Section 4.4 and its footnote 11).
 
 Each builds its macro-action one cell at a time with :func:`~frontierbo.macro.baselines.greedy_batch`
 (step j scores the j-th cells of the macro-actions consistent with the chosen prefix) and scores
@@ -6,18 +6,19 @@ cells with the GP's posterior at ``d_t``; GP-BUCB and GP-UCB-PE condition the va
 chosen prefix by hallucination (:func:`~frontierbo.macro.baselines.hallucinated_posterior`).
 
 B4 GP-BUCB (Desautels et al. 2014): step j scores ``mu_t(x) + beta_tau^1/2 sigma_{t,j-1}(x)``,
-   ``beta_tau = 0.2 * 2 log(|X| tau^2 pi^2 / (6 delta))``, ``tau = kappa t + j`` ([ref-code]).
+   ``beta_tau = 0.2 * 2 log(|X| tau^2 pi^2 / (6 delta))``, ``tau = kappa t + j`` (authors' code).
 B5 GP-UCB-PE (Contal et al. 2013): step 1 is UCB with ``beta_t = 2 log(|X| (t+1)^2 pi^2 /
    (6 delta))``; steps j >= 2 maximise the hallucinated variance ``sigma^2_{t,j-1}(x)``
-   (optionally inside the relevant region; [ref-code] omits it, so off by default).
+   (optionally inside the relevant region; authors' code omits it, so off by default).
 B6 BBO-LP (González et al. 2016a): step 1 maximises ``g(EI(x))``, ``g(a) = log(1 + e^a)``; step
    j >= 2 multiplies by the local penalisers ``phi(x; x_i) = erfc(-z) / 2`` of the chosen cells,
    ``z = (L ||x_i - x|| - M + mu_t(x_i)) / sqrt(2 sigma_t^2(x_i))`` (no hallucination).
 
 Here ``t`` is the 0-based BO iteration (``iteration``), ``|X|`` the domain size (``domain_size``,
-default ``gp.n``; [ref-code] uses 2500 plankton, 5000 traffic = the whole grid, 145 temperature).
+default ``gp.n``; authors' code uses 2500 plankton, 5000 traffic = the whole grid, 145 temperature).
 GP-BUCB and GP-UCB-PE use the latent std (the GP-UCB convention); EI and BBO-LP's penaliser the
-std of a noisy output (spec A4, GPyOpt's ``predict``).
+std of a noisy output (GPyOpt's ``predict``;
+docs/decisions.md#macro-bo-ei-uses-the-noisy-output-std).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def gp_bucb_beta(
     iteration: int, step: int, kappa: int, domain_size: int, *, delta=0.1, scale=0.2
 ) -> float:
     """GP-BUCB's ``beta_tau = scale * 2 log(|X| tau^2 pi^2 / (6 delta))``, ``tau = kappa t + j``
-    (``iteration`` t >= 0, ``step`` j in 1..kappa; [ref-code] scale 0.2, delta 0.1)."""
+    (``iteration`` t >= 0, ``step`` j in 1..kappa; authors' code scale 0.2, delta 0.1)."""
     tau = kappa * check_int(iteration, "iteration", low=0) + check_int(step, "step", low=1)
     return check_real(scale, "scale", low=0.0, low_open=False) * beta_srinivas(
         tau, domain_size, delta
@@ -69,7 +70,8 @@ def gp_bucb(
     """B4 GP-BUCB's macro-action at ``location``.
 
     ``beta=None`` uses :func:`gp_bucb_beta` at every step, a number a constant beta.
-    ``first_location_mean=True`` reproduces [ref-code]'s bug (spec §9 D10): every step after the
+    ``first_location_mean=True`` reproduces the authors' code's bug
+    (docs/decisions.md#macro-bo-reference-code-bugs-are-opt-in): every step after the
     first scores with the mean of the chosen first cell (a constant, so it maximises the std).
     """
     actions = actions_at(domain, location)
@@ -156,8 +158,9 @@ def bbo_lp(
     """B6 BBO-LP's macro-action at ``location``.
 
     ``lipschitz``: ``"estimate"`` (:func:`lipschitz_estimate`, the published method) or a number
-    in the GP's coordinate units ([ref-code] hard-codes 10). ``variance_as_std=True`` reproduces
-    [ref-code]'s bug of passing the variance where EI needs the std (spec §9 D10).
+    in the GP's coordinate units (authors' code hard-codes 10). ``variance_as_std=True`` reproduces
+    the authors' code's bug of passing the variance where EI needs the std
+    (docs/decisions.md#macro-bo-reference-code-bugs-are-opt-in).
     """
     actions = actions_at(domain, location)
     if isinstance(lipschitz, str):

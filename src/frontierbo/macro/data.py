@@ -1,4 +1,4 @@
-"""The phenomena of the ε-Macro-BO experiments (spec macro-bo.md §5.1–5.3, §6).
+"""The phenomena of the ε-Macro-BO experiments (thesis Sections 4.4.1–4.4.3).
 
 Each loader returns a :class:`MacroDataset`: the domain, the value observed at every cell, the GP
 hyperparameters the planners use, and where the values come from (``source``):
@@ -12,7 +12,7 @@ hyperparameters the planners use, and where the values come from (``source``):
 * :func:`temperature` (E3): ``"substitute"``, the real corridor graph of the Intel Berkeley lab
   with GP-drawn values (the lab's readings are not available offline).
 
-Units: plankton in km, traffic in grid cells (the reference code's units, spec §9 D8),
+Units: plankton in km, traffic in grid cells (docs/decisions.md#macro-bo-traffic-in-grid-units),
 temperature in metres; every length-scale is in the units of its domain's ``inputs``.
 """
 
@@ -77,7 +77,7 @@ class GPHyperparameters:
     noise_variance: float
 
     def kernel(self) -> SquaredExponential:
-        """The SE kernel ``sigma_y^2 exp(-0.5 sum_j (x_j - x'_j)^2 / l_j^2)`` (spec §0 item 3)."""
+        """The SE kernel ``sigma_y^2 exp(-0.5 sum_j (x_j - x'_j)^2 / l_j^2)`` (thesis Chapter 3)."""
         return SquaredExponential(np.array(self.lengthscale, dtype=float), self.signal_variance)
 
     @property
@@ -94,7 +94,8 @@ class MacroDataset:
         name: ``"plankton"``, ``"traffic"`` or ``"temperature"``.
         domain: the :class:`GridDomain` or :class:`GraphDomain` (its ``inputs`` are the cells).
         values: (n,) read-only, the measurement an agent gets at each cell (noise included,
-            drawn once per cell: executing a macro-action adds none, spec §1.5).
+            drawn once per cell: executing a macro-action adds none,
+            docs/decisions.md#macro-bo-no-noise-added-at-execution).
         hyperparameters: the GP the planners use.
         source: ``"real"`` (measured values), ``"substitute"`` (values or graph generated in
             place of unavailable data) or ``"synthetic"`` (generated, as in the thesis).
@@ -125,7 +126,8 @@ class MacroDataset:
 
     @property
     def empirical_mean(self) -> float:
-        """Mean of the values: the normaliser of metric M1 (spec §5.0, §9 D3)."""
+        """Mean of the values: the normaliser of metric M1
+        (docs/decisions.md#macro-bo-m1-normalised-by-the-dataset-mean)."""
         return float(self.values.mean())
 
     @property
@@ -143,7 +145,8 @@ class MacroDataset:
 
 
 # -- E1: plankton ---------------------------------------------------------------------------------
-#: Spec §5.1: 5 km x 5 km, 50 x 50 cells of 0.1 km, l = 0.5 km, sigma_y^2 = 1, sigma_n^2 = 1e-5.
+#: Thesis Section 4.4.1: 5 km x 5 km, 50 x 50 cells of 0.1 km, l = 0.5 km, sigma_y^2 = 1,
+#: sigma_n^2 = 1e-5.
 PLANKTON_HYPERPARAMETERS = GPHyperparameters(
     prior_mean=0.0, lengthscale=(0.5, 0.5), signal_variance=1.0, noise_variance=1e-5
 )
@@ -240,7 +243,8 @@ def traffic(
     reachable by road (value > -2), in row-major order, at grid coordinates (r, c); values are
     log(pickups) with the file's -1 (zero pickups) read as 0, as the reference code does. Edges
     are the directed neighbour lists (self-loops dropped). Hyperparameters are the cfg's, in
-    grid units (spec §9 D8: l = 0.5249 along the 50-row axis, 0.5687 along the 100-column axis).
+    grid units (docs/decisions.md#macro-bo-traffic-in-grid-units: l = 0.5249 along the 50-row axis,
+    0.5687 along the 100-column axis).
 
     Args:
         seed: int, Generator or None: the per-location subsample of macro-actions (real data),
@@ -315,7 +319,8 @@ def traffic_substitute(
     edge_probability: float = 0.44,
     district_lengthscale: float = 6.0,
 ) -> MacroDataset:
-    """A road-like stand-in for the traffic data (spec §6), fully generated from ``seed``.
+    """A road-like stand-in for the traffic data
+    (docs/decisions.md#macro-bo-traffic-substitute-graph), fully generated from ``seed``.
 
     On the same 50 x 100 grid: the ``n_accessible`` cells where a smooth GP field (length-scale
     ``district_lengthscale`` cells) is highest form the road network's districts; every move to
@@ -382,7 +387,7 @@ def traffic_substitute(
 
 
 # -- E3: temperature ------------------------------------------------------------------------------
-#: The reference code's slot-16 fit to the 41 Intel-lab readings (metres; spec §5.3).
+#: The reference code's slot-16 fit to the 41 Intel-lab readings (metres; thesis Section 4.4.3).
 TEMPERATURE_HYPERPARAMETERS = GPHyperparameters(
     prior_mean=17.851283,
     lengthscale=(4.005779, 11.381141),

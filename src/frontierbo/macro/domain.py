@@ -2,7 +2,7 @@
 
 A domain is a finite set of ``n`` cells (the GP's candidate rows, with coordinates ``inputs``)
 and, from every location (a cell), the macro-actions an agent may take: paths of ``kappa`` cells,
-the last of which is the agent's next location (spec macro-bo.md §1). Planners only call
+the last of which is the agent's next location (thesis Section 4.1). Planners only call
 :meth:`MacroDomain.macro_actions`; grids, graphs and test doubles implement it.
 """
 

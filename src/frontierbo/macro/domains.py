@@ -1,4 +1,4 @@
-"""Grid and graph domains of ε-Macro-BO (spec macro-bo.md §1.1, §5.1–5.3).
+"""Grid and graph domains of ε-Macro-BO (thesis Sections 4.1, 4.4.1–4.4.3).
 
 Both implement :class:`frontierbo.macro.domain.MacroDomain`. A macro-action taken at a location
 is the sequence of the ``kappa`` cells the agent then visits, *not* counting the location itself
@@ -7,11 +7,12 @@ is the sequence of the ``kappa`` cells the agent then visits, *not* counting the
 * :class:`GridDomain`: an ``(rows, cols)`` grid; cell ``i = r * cols + c`` (row-major, the order
   of ``values.reshape(rows, cols)``) has coordinates ``origin + (r, c) * spacing``. The
   macro-actions are straight lines of ``kappa`` cells in the 4 cardinal directions, kept only when
-  every cell lies inside the grid (the AUV dives of the plankton experiment, §5.1).
+  every cell lies inside the grid (the AUV dives of the plankton experiment, thesis Section 4.4.1).
 * :class:`GraphDomain`: cells are the nodes of a directed or undirected graph; the macro-actions
   at a node are the simple paths of ``kappa`` moves starting there (no node repeated, the start
-  included), the cruising trajectories of §5.2–5.3. When a node has more than ``max_actions`` of
-  them, ``max_actions`` are drawn uniformly without replacement, once, when the domain is built.
+  included), the cruising trajectories of thesis Sections 4.4.2–4.4.3. When a node has more than
+  ``max_actions`` of them, ``max_actions`` are drawn uniformly without replacement, once, when the
+  domain is built.
 
 Every macro-action array is computed at construction and returned read-only, so a planner can
 call :meth:`macro_actions` in its inner loop at no cost.
@@ -243,7 +244,7 @@ class GraphDomain:
             edge).
         out_degree: (n,) number of distinct moves out of each node (self-loops not counted).
         full_action_counts: (n,) number of simple paths of ``kappa`` moves from each node before
-            subsampling (the "available macro-actions" statistics of spec §5.2–5.3).
+            subsampling (the "available macro-actions" statistics of thesis Sections 4.4.2–4.4.3).
         action_counts: (n,) number of macro-actions each node offers after subsampling.
     """
 
@@ -341,7 +342,8 @@ def sample_start_locations(
     domain, size: int = 1, seed: SeedLike = None, min_actions: int = 1
 ) -> np.ndarray:
     """Start locations drawn uniformly, with replacement, among the cells of ``domain`` that
-    offer at least ``min_actions`` macro-actions (spec §5.2: starts with >= 1 macro-action).
+    offer at least ``min_actions`` macro-actions (thesis Section 4.4.2: starts with >= 1
+    macro-action).
 
     Args:
         domain: a :class:`GridDomain`, :class:`GraphDomain` or any MacroDomain.

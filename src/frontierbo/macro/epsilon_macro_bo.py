@@ -1,6 +1,8 @@
 """A1: exhaustive ε-Macro-BO, the "Exact" planner (thesis Chapter 4, eqs. (4.6), (4.9)).
 
-Spec macro-bo.md §3 A1, with its step numbers in the comments:
+The comments number the steps of a planning call: 1 the input tree; 2 the recursion (4.6)
+(2a the reward R, 2b the last stage, 2c a sampled stage); 3 the root's Q_0 and QQ_0; 4 the test
+of (4.9); 5 the argmax.
 
     V_t(d_t)             = max_{x_{t+1} in A(x_t)} Q_t(x_{t+1}, d_t),             V_H = 0      (4.6)
     Q_t(x_{t+1}, d_t)    = R(x_{t+1}, d_t) + 1/N sum_l V_{t+1}(<x_{1:t+1}, y_{1:t} (+) y^l>),
@@ -10,15 +12,17 @@ Spec macro-bo.md §3 A1, with its step numbers in the comments:
                            else QQ (the most-likely value of A2)                            (4.9)
 
 At the last stage ``t = H - 1`` the expectation of ``V_H = 0`` is exact, so no samples are drawn
-there (step 2b; the node counts of Table 4.2 assume it).
+there (step 2b; the node counts of Table 4.2 assume it,
+docs/decisions.md#macro-bo-no-samples-at-the-last-stage).
 
-How it is computed (spec §3 "Efficiency notes"; not in the thesis): everything that depends only
-on inputs is precomputed once per call on the input tree (:mod:`frontierbo.macro.input_tree`);
-there ``1^T mu_t(x_{t+1})`` is ``1^T mu_0(x_{t+1})`` plus a fixed linear function of the whitened
-samples ``z`` drawn along the path, so a decision node is summarised by one number per input node
-below it (the *offsets*), and a whole layer of samples updates them with one matrix product. The
-root's subtrees are processed depth-first and the decision nodes in blocks, which bounds memory;
-the blocks of the last sampled layer (almost all the work) can run on several threads.
+How it is computed (docs/decisions.md#macro-bo-linear-mean-tree-evaluation; not in the thesis):
+everything that depends only on inputs is precomputed once per call on the input tree
+(:mod:`frontierbo.macro.input_tree`); there ``1^T mu_t(x_{t+1})`` is ``1^T mu_0(x_{t+1})`` plus a
+fixed linear function of the whitened samples ``z`` drawn along the path, so a decision node is
+summarised by one number per input node below it (the *offsets*), and a whole layer of samples
+updates them with one matrix product. The root's subtrees are processed depth-first and the decision
+nodes in blocks, which bounds memory; the blocks of the last sampled layer (almost all the work) can
+run on several threads.
 
 Samples. A sampler is called as ``sampler(path, first, out)``: ``path`` is the tuple of action
 rows ``(a_1, ..., a_t)`` of the macro-action ``x_t`` being sampled, and ``out`` (m, N, kappa) must
@@ -73,7 +77,7 @@ class KeyedNormalSampler:
 
 
 def exhaustive_nodes(A: int, N: int, horizon: int) -> int:
-    """Nodes of one planning call with ``A`` actions everywhere (Table 4.2 convention, §3 A1):
+    """Nodes of one planning call with ``A`` actions everywhere (Table 4.2 convention):
     ``h_1 = A``, ``h_k = A N + A N h_{k-1}``, nodes ``= 1 + h_H``."""
     h = A
     for _ in range(horizon - 1):
@@ -82,7 +86,8 @@ def exhaustive_nodes(A: int, N: int, horizon: int) -> int:
 
 
 def run_nodes(A: int, N: int, horizon: int, iterations: int) -> int:
-    """Nodes of a whole run of ``T`` iterations with ``H_eff = min(H, T - t)`` (spec §1.5, §5.6)."""
+    """Nodes of a whole run of ``T`` iterations with ``H_eff = min(H, T - t)``
+    (docs/decisions.md#macro-bo-horizon-shrinks-at-the-end-of-the-budget)."""
     return sum(exhaustive_nodes(A, N, min(horizon, iterations - t)) for t in range(iterations))
 
 
@@ -102,7 +107,8 @@ class MacroPlan:
     has no feasible continuation): ``q_sampled`` = ``Q_0`` (4.6), ``q_most_likely`` = ``QQ_0`` (A2),
     ``q_epsilon`` = ``Q^eps_0`` (4.9), ``fallback`` the rows where ``QQ_0`` replaced ``Q_0``.
     ``action`` is the chosen row (first maximum of ``q_epsilon``) and ``macro_action`` its cells;
-    ``nodes`` the node count; ``params`` epsilon, lambda, delta, N; ``theta`` and ``K`` from §2.
+    ``nodes`` the node count; ``params`` epsilon, lambda, delta, N; ``theta`` and ``K``
+    (:mod:`~frontierbo.macro.input_tree`).
     """
 
     action: int
@@ -129,10 +135,13 @@ class EpsilonMacroBO:
             by inverting Theorem 4.3 (loose; it only sets ``lambda`` of the fallback test).
         epsilon: the target loss instead; ``N`` then follows from Theorem 4.3 (often huge:
             a call whose node count would exceed ``max_nodes`` raises ``ValueError``).
-        beta: exploration weight of (4.4) (thesis form ``0.5 beta log det``, spec §9 D2).
-        fallback: apply (4.9) (default); ``False`` plans with ``argmax Q_0`` as [ref-code] and the
-            experiments do (§9 D6). When it fires it is logged (``logging.INFO``) and recorded.
-        info_covariance: ``"noisy"`` (thesis (4.4), default) or ``"latent"`` (§9 D1).
+        beta: exploration weight of (4.4) (thesis form ``0.5 beta log det``,
+            docs/decisions.md#macro-bo-beta-scaled-as-in-the-thesis).
+        fallback: apply (4.9) (default); ``False`` plans with ``argmax Q_0`` as the authors' code
+            and the experiments do (docs/decisions.md#macro-bo-exhaustive-fallback-on-by-default).
+            When it fires it is logged (``logging.INFO``) and recorded.
+        info_covariance: ``"noisy"`` (thesis (4.4), default) or ``"latent"``
+            (docs/decisions.md#macro-bo-information-term-uses-the-noisy-covariance).
         sampler: ``sampler(path, first, out)`` (module doc); default :class:`KeyedNormalSampler`.
         seed: seed of the default sampler.
         block_rows: samples (decision nodes x N) per block of the last sampled layer.
@@ -176,7 +185,7 @@ class EpsilonMacroBO:
     # -- the planning call --------------------------------------------------------------------
     def plan(self, location: int, horizon: int | None = None) -> MacroPlan:
         H = self.horizon if horizon is None else check_int(horizon, "horizon", low=1)
-        # step 1: the input tree, W / Sigma / Psi / alpha, L_t (Def. B.1), theta_t (§2)
+        # step 1: the input tree, W / Sigma / Psi / alpha, L_t (Def. B.1), theta_t
         tree = build_input_tree(
             self.gp, self.domain, location, H, info_covariance=self.info_covariance
         )
@@ -213,7 +222,7 @@ class EpsilonMacroBO:
                 np.flatnonzero(fired).tolist(),
                 params.lam * H + theta,
             )
-        # step 5: argmax, ties to the first row ([ref-code] keeps the first strictly greater)
+        # step 5: argmax, ties to the first row (authors' code keeps the first strictly greater)
         action = int(np.argmax(q_eps))
         return MacroPlan(
             action=action,

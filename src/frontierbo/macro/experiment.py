@@ -1,6 +1,6 @@
-"""The experiments of the thesis's Chapter 4 (spec macro-bo.md §5), as data.
+"""The experiments of the thesis's Section 4.4, as data.
 
-A *run* is one receding-horizon episode (spec §1.5, budget B = 20 observations) of one method on
+A *run* is one receding-horizon episode (budget B = 20 observations) of one method on
 one *realization* of one dataset variant:
 
 * plankton (E1, E4–E6): realization r is a fresh GP field (its own seed) started at the centre;
@@ -12,15 +12,17 @@ A *variant* fixes kappa, the macro-actions kept per location (20 or all) and, fo
 prior observation. The run id ``<dataset>/<variant>/r<r>/<method>`` depends on nothing else, so
 the experiments share runs: E6's baselines are E1's first 35 realizations, E2's H = 2 row is also
 the β = 0 entry of its β-sweep. (The thesis ran its β-sweeps separately, hence Table B.2's β = 0
-row differs from Table B.1's; here they are the same runs.)
+row differs from Table B.1's; here they are the same runs,
+docs/decisions.md#macro-bo-beta-sweeps-reuse-the-main-runs.)
 
 Methods are named by keys (:data:`METHODS`); an experiment lists the method keys of its tables.
-The anytime planner runs in two profiles (spec §3 A3): ``paper`` (the thesis's Algorithm 4:
-most-likely initial bounds, line 26's ``argmax Q_lo``, the thesis's last stage, the (4.12)
+The anytime planner runs in two profiles
+(docs/decisions.md#macro-bo-anytime-profiles-paper-and-reference): ``paper`` (the thesis's Algorithm
+4: most-likely initial bounds, line 26's ``argmax Q_lo``, the thesis's last stage, the (4.12)
 fallback, λ from ε(N)) and ``reference`` (the authors' code, which produced the published
 numbers: infinite initial bounds, ``argmax Q_hi``, exact last stage, λ = 5, no fallback). Both
-intersect returned bounds (spec §9 D5). The β-sweeps and the downsampling study use the reference
-profile.
+intersect returned bounds (docs/decisions.md#macro-bo-anytime-bounds-are-intersected). The β-sweeps
+and the downsampling study use the reference profile.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ DATASETS = ("plankton", "traffic", "temperature")
 EXPERIMENTS = ("e1", "e2", "e3", "e4", "e5", "e6")
 PUBLISHED = load_published("frontierbo.macro")
 BUDGET = 20
-#: Anytime profiles (spec §3 A3 table): keyword options of :func:`runner.anytime`.
+#: Anytime profiles (module doc): keyword options of :func:`runner.anytime`.
 ANYTIME_PROFILES = {
     "paper": {},
     "reference": {
@@ -145,8 +147,8 @@ class Variant:
 
 @dataclass(frozen=True)
 class Experiment:
-    """One experiment of spec §5: its dataset, runs (full / ``--quick``) and tables, each a
-    list of ``(method key, variant)`` rows."""
+    """One experiment of the thesis's Section 4.4: its dataset, runs (full / ``--quick``) and
+    tables, each a list of ``(method key, variant)`` rows."""
 
     key: str
     title: str

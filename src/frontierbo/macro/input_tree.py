@@ -7,15 +7,15 @@ depth-first preorder, so the descendants of node ``p`` are the contiguous range
 graph) are pruned: a policy of horizon ``H`` must take ``H`` macro-actions.
 
 Given the data ``d_0`` held by the GP, the noisy outputs along a path have the joint law
-``y_{1:t} ~ N(mu_0(x_{1:t}), S)`` with ``S = Cov_0(x_{1:t}) + sigma_n^2 I`` (spec eq. (4.1)). With the
-Cholesky factor ``S = L L^T`` cut into ``kappa x kappa`` blocks ``L_{s r}``:
+``y_{1:t} ~ N(mu_0(x_{1:t}), S)`` with ``S = Cov_0(x_{1:t}) + sigma_n^2 I`` (thesis eq. (4.1)). With
+the Cholesky factor ``S = L L^T`` cut into ``kappa x kappa`` blocks ``L_{s r}``:
 
 * ``Psi_t = L_{t t}`` is the lower Cholesky factor of ``Sigma_{t-1}(x_t)`` (the posterior covariance
   of the noisy outputs of ``x_t`` given ``d_0`` and ``x_{1:t-1}``; (4.1), (B.12));
 * sampling stage by stage, ``y_s = mu_{s-1}(x_s) + Psi_s z_s``, is ``y_{1:t} = mu_0 + L z`` jointly, so
   ``1^T mu_{t-1}(x_t) = 1^T mu_0(x_t) + sum_{s<t} (L_{t s}^T 1) . z_s``: the reward's mean term is
   linear in the whitened samples of the ancestors with coefficients ``coef[p, s] = L_{t s}^T 1``
-  (spec §3 "Efficiency notes");
+  (docs/decisions.md#macro-bo-linear-mean-tree-evaluation);
 * ``W(x_{1:t}) = L_{t,<t} L_{<t,<t}^{-1}`` maps the planned outputs ``y_{1:t-1}`` to ``mu_{t-1}(x_t)``
   and ``alpha = ||W||_F`` (Lemma B.1).
 
@@ -35,7 +35,8 @@ import numpy as np
 from frontierbo._validation import check_int, check_real
 from frontierbo.core.gp import FiniteDomainGP
 
-#: The covariance in the information term 0.5 beta log|I + sigma_n^-2 Sigma| (spec §9 D1).
+#: The covariance in the information term 0.5 beta log|I + sigma_n^-2 Sigma|
+#: (docs/decisions.md#macro-bo-information-term-uses-the-noisy-covariance).
 INFO_COVARIANCES = ("noisy", "latent")
 
 
@@ -55,7 +56,8 @@ class InputTree:
             (beta not applied); ``psi``: (P, kappa, kappa); ``coef``: (P, H-1, kappa), row ``s-1``
             the coefficient of the level-``s`` sample (zero for ``s >= t``); ``alpha``, ``trace``
             (``Tr Sigma_{t-1}(x_t)``), ``lipschitz`` (``L_t(x_{1:t})``, Def. B.1), ``theta``
-            (``theta_{t-1}(x_{1:t})``, spec §2) (P,).
+            (``theta_{t-1}(x_{1:t})``,
+            docs/decisions.md#macro-bo-computable-most-likely-error-bound-theta) (P,).
         lipschitz_root: ``L_0``; ``sampling_constant``: ``K`` (B.17); ``theta_max``: ``theta``;
         max_actions: ``A`` (the largest number of children of the root or a node).
     """
@@ -116,7 +118,7 @@ def build_input_tree(
     *,
     info_covariance: str = "noisy",
 ) -> InputTree:
-    """Enumerate the input paths of depth ``horizon`` from ``location`` and precompute (§3 A1 line 1)."""
+    """Enumerate the input paths of depth ``horizon`` from ``location`` and precompute."""
     if gp.n != domain.n:
         raise ValueError(f"gp has {gp.n} candidates but the domain has {domain.n} cells")
     location = check_int(location, "location", low=0, high=domain.n - 1)
@@ -215,14 +217,14 @@ def build_input_tree(
             alpha[nodes] = np.sqrt((W**2).sum(axis=(1, 2)))
     sigma = psi @ np.swapaxes(psi, 1, 2)  # Sigma_{t-1}(x_t), noisy (4.1)
     trace = np.einsum("pii->p", sigma)
-    if info_covariance == "noisy":  # thesis (4.4) and [ref-code]: Sigma includes sigma_n^2 I
+    if info_covariance == "noisy":  # thesis (4.4) and authors' code: Sigma includes sigma_n^2 I
         info = 0.5 * np.linalg.slogdet(np.eye(kappa) + sigma / noise)[1]
     else:  # latent Sigma - sigma_n^2 I: |I + (Sigma - s I)/s| = |Sigma / s| (B.2)
         info = np.log(np.diagonal(psi, axis1=1, axis2=2)).sum(axis=1) - 0.5 * kappa * math.log(
             noise
         )
 
-    # -- Lipschitz constants (Definition B.1) and theta (spec §2), bottom-up ------------------
+    # -- Lipschitz constants (Definition B.1) and theta (Theorem 4.2), bottom-up -------------
     root_k = math.sqrt(kappa)
     lipschitz = np.zeros(P)
     theta = np.zeros(P)

@@ -1,18 +1,19 @@
-"""Metrics M1–M4 of ε-Macro-BO's experiments (spec macro-bo.md §5.0, thesis Section 4.4).
+"""Metrics M1–M4 of ε-Macro-BO's experiments (thesis Section 4.4).
 
 For one run with outputs ``y_0, y_1, ..., y_B`` (``y_0`` the start location's value, then the
 ``B = kappa T`` values observed along the macro-actions, in order):
 
-    M1  ybar_n = 1/(n+1) sum_{i=0..n} (y_i - m)        average normalised output   (§9 D3)
+    M1  ybar_n = 1/(n+1) sum_{i=0..n} (y_i - m)        average normalised output
     M2  S_n    = max_{x in X} f(x) - max_{0<=i<=n} y_i  simple regret
     M3  nodes explored in all the run's search trees (summed over its T iterations)
     M4  planning seconds per BO iteration (mean over its T iterations)
 
 M1 and M2 are reported at ``n = 0, kappa, 2 kappa, ..., B``. The normaliser ``m`` is the
-dataset's empirical mean (the tables, [ref-code]; §9 D3 default) or the GP's prior mean (the
-thesis's footnote 12; option). ``max f`` is the dataset's largest value. Over runs: mean and
-standard error (``frontierbo.io.mean_stderr``); the thesis quotes differences between methods
-in units of ``sigma_y``.
+dataset's empirical mean (the tables, the authors' code; default,
+docs/decisions.md#macro-bo-m1-normalised-by-the-dataset-mean) or the GP's prior mean (the thesis's
+footnote 12; option). ``max f`` is the dataset's largest value. Over runs: mean and standard error
+(``frontierbo.io.mean_stderr``); the thesis quotes differences between methods in units of
+``sigma_y``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import numpy as np
 from frontierbo._validation import check_int, check_real, check_vector
 from frontierbo.io import mean_stderr
 
-#: Normalisers of M1 (spec §9 D3): the dataset's empirical mean (default) or the prior mean.
+#: Normalisers of M1 (docs/decisions.md#macro-bo-m1-normalised-by-the-dataset-mean): the dataset's
+#: empirical mean (default) or the prior mean.
 NORMALISERS = ("empirical", "prior")
 
 

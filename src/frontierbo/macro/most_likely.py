@@ -1,17 +1,17 @@
 """A2: the most-likely-observation policy (4.8) = nonmyopic GP-UCB over macro-actions.
 
-Spec macro-bo.md §3 A2 (equation (4.8) is missing from the extracted text; §0 item 2):
+Thesis eq. (4.8):
 
     VV_t(d_t) = max_{x_{t+1} in A(x_t)} QQ_t(x_{t+1}, d_t),           VV_H = 0,
     QQ_t(x_{t+1}, d_t) = R(x_{t+1}, d_t) + VV_{t+1}(<x_{1:t+1}, y_{1:t} (+) mu_t(x_{t+1})>).
 
 Conditioning on pseudo-observations equal to their posterior mean leaves the posterior mean
-unchanged (A2 line 1), so along the most likely branch every stage sees ``mu_0`` and only
-``Sigma`` changes with the path (A2 line 2):
+unchanged (exact for a GP; not stated in the thesis), so along the most likely branch every stage
+sees ``mu_0`` and only ``Sigma`` changes with the path:
 
     QQ_0(x_1, d_0) = max_{x_{2:H} feasible} sum_s [1^T mu_0(x_s) + 0.5 beta log|I + Sigma_{s-1}(x_s)/sigma_n^2|].
 
-For ``beta = 0`` that is a longest-path dynamic programme over (stage, location) (A2 line 3); for
+For ``beta = 0`` that is a longest-path dynamic programme over (stage, location); for
 ``beta > 0`` the information term depends on the whole path, and the input tree is enumerated.
 Node counter: the DP counts the root and one node per (stage, location, macro-action) it scores;
 the enumeration the root and every node of the input tree.
@@ -47,7 +47,7 @@ class MostLikelyPlan:
 
 
 def most_likely_q(tree: InputTree, beta: float) -> np.ndarray:
-    """``QQ_0(x_1, d_0)`` for each root child of ``tree`` by enumeration (A2 line 2), (c,)."""
+    """``QQ_0(x_1, d_0)`` for each root child of ``tree`` by enumeration, (c,)."""
     reward = tree.mean_sum + beta * tree.info  # R on the most likely branch: mean of mu_0
     best = np.zeros(tree.size)  # max over continuations below each node
     for node in range(tree.size - 1, -1, -1):
@@ -59,7 +59,7 @@ def most_likely_q(tree: InputTree, beta: float) -> np.ndarray:
 def most_likely_dp(
     gp: FiniteDomainGP, domain, location: int, horizon: int
 ) -> tuple[np.ndarray, int]:
-    """``QQ_0`` for every row of ``macro_actions(location)`` when ``beta = 0`` (A2 line 3):
+    """``QQ_0`` for every row of ``macro_actions(location)`` when ``beta = 0`` (the DP):
     ``G_s(l) = max_{x in A(l)} [1^T mu_0(x) + G_{s+1}(end(x))]``, ``G_H = 0``. Returns ``(q, nodes)``."""
     mean = gp.mean
     memo: dict[tuple[int, int], float] = {}
@@ -90,9 +90,11 @@ class MostLikelyPlanner:
         gp: the GP holding the data ``d_0`` (rows = the domain's cells).
         domain: a :class:`~frontierbo.macro.domain.MacroDomain`.
         horizon: ``H`` (the experiments use 4; a runner passes ``min(H, T - t)`` per call).
-        beta: exploration weight of (4.4) (thesis form ``0.5 beta log det``; [ref-code] uses 0).
+        beta: exploration weight of (4.4) (thesis form ``0.5 beta log det``; default 0,
+            docs/decisions.md#macro-bo-db-gp-ucb-and-nonmyopic-gp-ucb-use-beta-0).
         method: ``"dp"`` (``beta = 0`` only), ``"enumerate"``, or ``"auto"`` (DP iff ``beta = 0``).
-        info_covariance: ``"noisy"`` (thesis, default) or ``"latent"`` (spec §9 D1).
+        info_covariance: ``"noisy"`` (thesis, default) or ``"latent"``
+            (docs/decisions.md#macro-bo-information-term-uses-the-noisy-covariance).
     """
 
     def __init__(
@@ -137,5 +139,5 @@ class MostLikelyPlanner:
             raise ValueError(f"no sequence of {H} macro-actions starts at location {location}")
         action = int(
             np.argmax(q)
-        )  # ties: the first row ([ref-code] keeps the first strictly greater)
+        )  # ties: the first row (authors' code keeps the first strictly greater)
         return MostLikelyPlan(action, actions[action].copy(), q, int(nodes), method)

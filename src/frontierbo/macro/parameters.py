@@ -1,4 +1,4 @@
-"""The accuracy parameters of ε-Macro-BO: ε -> (λ, δ, N) and back (spec macro-bo.md §2, §3 A1).
+"""The accuracy parameters of ε-Macro-BO: ε -> (λ, δ, N) and back (thesis Theorem 4.3).
 
 Theorem 4.3: for a target loss ``epsilon`` choose ``lambda = epsilon / (4 H^2)``,
 ``delta = epsilon / (8 theta H)`` and (proof of Theorem 4.1)
@@ -6,10 +6,10 @@ Theorem 4.3: for a target loss ``epsilon`` choose ``lambda = epsilon / (4 H^2)``
     N = 4 K^2 / lambda^2 * (H log(4 K^2 H A / (e lambda^2)) + log(2 / delta)),
 
 with ``K`` the sampling constant (B.17), ``theta`` the most-likely-observation error (Theorem 4.2,
-spec §2's computable instantiation) and ``A`` the largest number of macro-actions. The experiments
-give ``N`` instead (footnote 13); :func:`epsilon_for_samples` inverts the formula numerically (the
-smallest ``epsilon`` whose ``N`` is at most the given one), which is loose but gives the ``lambda``
-of the (4.9) fallback test.
+docs/decisions.md#macro-bo-computable-most-likely-error-bound-theta) and ``A`` the largest number of
+macro-actions. The experiments give ``N`` instead (footnote 13); :func:`epsilon_for_samples` inverts
+the formula numerically (the smallest ``epsilon`` whose ``N`` is at most the given one), which is
+loose but gives the ``lambda`` of the (4.9) fallback test.
 
 Edge cases (not in the thesis): ``N`` is rounded up and is at least 1; ``delta`` is a probability,
 capped at 1 (``theta = 0``, e.g. ``H = 1``, makes the formula ``epsilon / 0``); with ``K = 0`` the

@@ -1,10 +1,10 @@
-"""B3 q-EI over macro-actions (Chevalier & Ginsbourger 2013) and B7 EI (spec macro-bo.md §4).
+"""B3 q-EI over macro-actions (Chevalier & Ginsbourger 2013) and B7 EI (thesis Section 4.4).
 
 q-EI treats a macro-action as one jointly optimised batch of ``q = kappa`` noisy outputs:
 
     x = argmax_{x in A(x_t)} E[max(0, max_i Y_i - y*)],   Y ~ N(mu_t(x), Sigma_t(x)),
 
-``Sigma_t`` the covariance of the noisy outputs (4.1) ([ref-code]: Sigma includes noise), ``y*``
+``Sigma_t`` the covariance of the noisy outputs (4.1) (authors' code: Sigma includes noise), ``y*``
 the best observed output. Closed form (Tallis): for k = 1..q let ``Z^(k) = M_k Y`` with
 ``Z_j = Y_j - Y_k`` (j != k), ``Z_k = -Y_k``, mean ``m^(k)``, covariance ``S^(k)``, threshold
 ``b^(k)`` (``b_k = -y*``, ``b_j = 0``); ``{Z^(k) <= b^(k)}`` is the event "Y_k is the maximum and
@@ -14,7 +14,7 @@ exceeds y*", and
                   + sum_i S_ik phi(b_i; m_i, S_ii) Phi_{q-1}(c_.i; 0, S_.i) ],
 
 ``c_.i`` and ``S_.i`` the mean shift and covariance of the other components given ``Z_i = b_i``.
-We evaluate the inner sum exactly (no finite difference, unlike [ref-code]); ``Phi_q`` for q >= 2
+We evaluate the inner sum exactly (no finite difference, unlike authors' code); ``Phi_q`` for q >= 2
 is Genz's quasi-Monte Carlo (scipy), seeded, so a call is deterministic.
 :func:`q_expected_improvement_mc` is the Monte Carlo reference.
 
@@ -109,7 +109,7 @@ def q_ei(gp: FiniteDomainGP, domain, location: int, *, seed=None, cdf_seed: int 
 
 
 def ei(gp: FiniteDomainGP, domain, location: int, *, seed=None) -> BatchChoice:
-    """B7 EI (kappa = 1): the one-step move with the largest EI of a noisy output (spec A4)."""
+    """B7 EI (kappa = 1): the one-step move with the largest EI of a noisy output."""
     if domain.kappa != 1:
         raise ValueError(f"EI (B7) takes single-step moves (kappa = 1), got kappa={domain.kappa}")
     actions = actions_at(domain, location)

@@ -1,4 +1,4 @@
-"""B8 Rollout (Lam, Willcox & Wolpert 2016) with kappa = 1 (spec macro-bo.md §4 B8, §5.4).
+"""B8 Rollout (Lam, Willcox & Wolpert 2016) with kappa = 1 (thesis Section 4.4.4).
 
 "Rollout-h-N_q": the value of a first move x from the agent's location is
 
@@ -11,13 +11,13 @@ the best output so far (updated along the rollout). ``W_s`` follows the base pol
 move's end for s more steps; the base policy only moves to neighbours of its position:
 
     non-final step: x' = argmax EI, value sum_q w_q [r(y_q) + gamma W_{s-1}(<..., x', y_q>)]
-    final step:     x' = argmax mu ([ref-code]; ``final_step="ei"``: argmax EI), value EI(x')
+    final step:     x' = argmax mu (authors' code; ``final_step="ei"``: argmax EI), value EI(x')
 
-([ref-code] specifics, spec §9 D11; Lam et al.'s greedy EI policy is ``final_step="ei"``). A dead
-end contributes 0. Fantasised outputs condition the GP by
-:func:`~frontierbo.macro.baselines.hallucinated_posterior` (no GP copy). ``quadrature`` N_q: 1
-(node 0, weight 1, [ref-code]) or more (Lam et al.; 3 is the rule commented out in [ref-code]).
-With h = 1 Rollout is its base policy's step: argmax EI.
+(docs/decisions.md#macro-bo-rollout-base-policy-as-in-the-reference-code; Lam et al.'s greedy EI
+policy is ``final_step="ei"``). A dead end contributes 0. Fantasised outputs condition the GP by
+:func:`~frontierbo.macro.baselines.hallucinated_posterior` (no GP copy). ``quadrature`` N_q: 1 (node
+0, weight 1, authors' code) or more (Lam et al.; 3 is the rule commented out in authors' code). With
+h = 1 Rollout is its base policy's step: argmax EI.
 """
 
 from __future__ import annotations

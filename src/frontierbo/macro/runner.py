@@ -1,8 +1,9 @@
-"""The receding-horizon outer loop of ε-Macro-BO's experiments (spec macro-bo.md §1.5).
+"""The receding-horizon outer loop of ε-Macro-BO's experiments (thesis Section 4.4).
 
-    d <- <x_0, y_0>: the start location and its measurement (§1.1; optional extra prior cells)
+    d <- <x_0, y_0>: the start location and its measurement (optional extra prior cells)
     for t = 0, ..., T - 1 (T = B / kappa):
-      1. H_eff <- min(H, T - t)                                   ([ref-code] DynamicHorizon)
+      1. H_eff <- min(H, T - t)
+         (docs/decisions.md#macro-bo-horizon-shrinks-at-the-end-of-the-budget)
       2. plan from the current d with horizon H_eff; get the macro-action x
       3. execute x: observe the kappa measurements y at its cells
       4. d <- <x_{1:t} (+) x, y_{1:t} (+) y>; the agent moves to the last cell of x
@@ -13,16 +14,17 @@ observations, and the budget is ``B`` observations. :class:`RecedingHorizonPolic
 ask/tell adapter: ``ask`` plans (steps 1–2) and ``tell`` conditions the GP (step 4).
 
 Measurements (step 3, a choice recorded in docs/macro-bo.md): the dataset's values at the cells,
-with no noise added at execution time ([ref-code]; plankton's and temperature's stored values
-already contain their noise, drawn once per cell). ``noise_std > 0`` adds seeded i.i.d.
-``N(0, noise_std^2)`` noise to every measurement (the GP is told the noisy value); the metrics
-always use the dataset values at the visited cells, the thesis's ``y_i``.
+with no noise added at execution time (docs/decisions.md#macro-bo-no-noise-added-at-execution;
+plankton's and temperature's stored values already contain their noise, drawn once per cell).
+``noise_std > 0`` adds seeded i.i.d. ``N(0, noise_std^2)`` noise to every measurement (the GP is
+told the noisy value); the metrics always use the dataset values at the visited cells, the thesis's
+``y_i``.
 
 Planners are built afresh for every iteration by a :class:`MacroMethod` from the current GP, a
-per-iteration seed (fresh Monte Carlo samples at every call, spec §3 A1) and the 0-based iteration
+per-iteration seed (fresh Monte Carlo samples at every call) and the 0-based iteration
 ``t`` (GP-BUCB's and GP-UCB-PE's beta schedules), and called as ``plan(location, horizon) ->
 (.action, .nodes)``, ``.action`` a row of ``domain.macro_actions(location)``. The builders below
-adapt every planner and baseline of spec §3–§4 to that shape: A1 :func:`epsilon_macro_bo`, A2 = B2
+adapt every planner and baseline to that shape: A1 :func:`epsilon_macro_bo`, A2 = B2
 :func:`most_likely`, A3 :func:`anytime`, B1 :func:`db_gp_ucb`, B3 :func:`q_ei`, B4
 :func:`gp_bucb`, B5 :func:`gp_ucb_pe`, B6 :func:`bbo_lp`, B7 :func:`ei`, B8 :func:`rollout`.
 
@@ -218,7 +220,7 @@ def rollout(horizon: int = 4, **options) -> MacroMethod:
 
 # -- the policy adapter of run_loop ------------------------------------------------------------
 class RecedingHorizonPolicy:
-    """ask/tell of :func:`run_loop` for a :class:`MacroMethod` (§1.5 steps 1, 2 and 4).
+    """ask/tell of :func:`run_loop` for a :class:`MacroMethod` (steps 1, 2 and 4 above).
 
     ``ask()`` returns the macro-action (kappa,) to execute; ``tell(path, y)`` conditions the GP on
     its kappa measurements and moves the agent. Per iteration it logs the chosen row, ``H_eff``,
@@ -304,7 +306,8 @@ class MacroRun:
 
     def metrics(self, dataset: MacroDataset, normaliser: str = "empirical") -> dict:
         """M1–M4 (:func:`frontierbo.macro.metrics.run_metrics`); ``normaliser`` "empirical"
-        (the dataset mean, default, spec §9 D3) or "prior" (the GP's prior mean)."""
+        (the dataset mean, default, docs/decisions.md#macro-bo-m1-normalised-by-the-dataset-mean) or
+        "prior" (the GP's prior mean)."""
         if normaliser not in NORMALISERS:
             raise ValueError(f"normaliser must be one of {NORMALISERS}, got {normaliser!r}")
         m = (
@@ -333,7 +336,7 @@ def run_macro(
     prior_locations: Sequence[int] = (),
     refit: Callable[[FiniteDomainGP], FiniteDomainGP] | None = None,
 ) -> MacroRun:
-    """One receding-horizon run (spec §1.5) of ``method`` on ``dataset``.
+    """One receding-horizon run of ``method`` on ``dataset``.
 
     Args:
         method: a :class:`MacroMethod` (:func:`epsilon_macro_bo`, :func:`most_likely`,
@@ -342,7 +345,8 @@ def run_macro(
         start: the start cell (default: the dataset's fixed start; required when it has none).
         budget: ``B`` observations after ``y_0``, a multiple of ``kappa`` (``T = B / kappa``).
         seed: seeds the planners' samples (one seed per iteration) and the measurement noise.
-        noise_std: std of noise added to every measurement (0: the dataset value, [ref-code]).
+        noise_std: std of noise added to every measurement (0: the dataset value, as the authors'
+        code).
         prior_locations: further cells in ``d_0`` besides the start (Fig. 4.12's buoy); they are
             measured like the start but are not part of the metrics' outputs.
         refit: ``refit(gp) -> gp`` called before every plan, e.g. a GP with hyperparameters
@@ -374,7 +378,7 @@ def run_macro(
         return y
 
     gp = FiniteDomainGP(domain.inputs, hyp.kernel(), hyp.noise_variance, hyp.prior_mean)
-    y0 = float(measure([start])[0])  # d_0 = <x_0, y_0> (§1.1)
+    y0 = float(measure([start])[0])  # d_0 = <x_0, y_0>
     gp.add(start, y0)
     for cell, y in zip(prior, measure(prior).tolist(), strict=True):
         gp.add(cell, y)

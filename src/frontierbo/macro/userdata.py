@@ -4,13 +4,13 @@ The CSV file (header row, comma-separated, UTF-8) holds one row per **location**
 phenomenon: its coordinates (columns ``x`` and ``y``) and the measurement there (``value``).
 The table is replayed, as the thesis did with its real traffic and temperature data (E2, E3):
 an agent starts at one location, executes macro-actions of ``kappa`` moves, and observes the
-table's values along them (no noise added, spec macro-bo.md §1.5). Every value is known, so the
-regret is exact. The GP hyperparameters are learned before every plan from the measurements so
-far only (:class:`MapRefit`, as a study learns them), so the run is what an agent in a real
-field could do. ``prefit_on_table=True`` (``--prefit-on-table``) fits them instead by maximum
-likelihood on the whole table, as the thesis fitted its datasets' hyperparameters once, a
-priori (spec §1.2): that fit sees every value, including those the agent has not visited yet.
-Give ``hyperparameters`` to plan with a GP of your choice.
+table's values along them (no noise added, docs/decisions.md#macro-bo-no-noise-added-at-execution).
+Every value is known, so the regret is exact. The GP hyperparameters are learned before every plan
+from the measurements so far only (:class:`MapRefit`, as a study learns them), so the run is what an
+agent in a real field could do. ``prefit_on_table=True`` (``--prefit-on-table``) fits them instead
+by maximum likelihood on the whole table, as the thesis fitted its datasets' hyperparameters once, a
+priori (thesis Section 4.4): that fit sees every value, including those the agent has not visited
+yet. Give ``hyperparameters`` to plan with a GP of your choice.
 
 Where the agent may move:
 
@@ -25,14 +25,14 @@ Where the agent may move:
   of ``kappa`` moves along the edges, at most ``max_actions`` of them per location drawn once
   from the seed (E2, E3; :class:`~frontierbo.macro.domains.GraphDomain`).
 
-Methods (spec §3, §4): ``eps-macro-bo`` (A1, exhaustive ε-Macro-BO with ``N`` samples per
+Methods: ``eps-macro-bo`` (A1, exhaustive ε-Macro-BO with ``N`` samples per
 macro-action), ``anytime`` (A3, anytime ε-Macro-BO, ``N`` samples and 300 tree expansions per
 iteration), ``nonmyopic-gp-ucb`` (A2, the most-likely-observation planner) and ``db-gp-ucb``
 (B1, myopic: horizon 1). ``beta`` weighs the exploration bonus of (4.2).
 
 Row numbers are 0-based data-row indices (the header is not a row); metrics are M1 (average
 output minus the table's mean) and M2 (simple regret against the table's maximum) at
-``n = 0, kappa, ..., budget`` (spec §5.0).
+``n = 0, kappa, ..., budget`` (thesis Section 4.4).
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ Everything in this module that is marked **ATTACK** demonstrates an attack. It e
 releases this package produces (the PO-GP-UCB random projection, and later the private
 mechanisms), never to be pointed at someone else's data.
 
-Two attacks on the PO-GP-UCB release ``Z = r^{-1/2} X~ M`` (Algorithm 1; spec ``po-gp-ucb.md``
-§6.6, ``docs/privacy.md``). In both branches ``Z = (X - 1 m^T) A`` for one unknown d x r matrix
-``A``, i.e. ``z_j = x_j A - b`` with ``b = m A``:
+Two attacks on the PO-GP-UCB release ``Z = r^{-1/2} X~ M`` (Algorithm 1 of the paper;
+``docs/privacy.md``, ``docs/decisions.md#po-gp-ucb-the-release-leaks-the-column-space``). In both
+branches ``Z = (X - 1 m^T) A`` for one unknown d x r matrix ``A``, i.e. ``z_j = x_j A - b`` with
+``b = m A``:
 
 * :func:`reconstruction_attack` / :func:`audit_reconstruction` — an adversary who knows d + 1
   affinely independent original rows (and their indices) solves for ``(A, b)`` and recovers every
@@ -67,7 +68,7 @@ DEFAULT_COLSPAN_TOL = 1e-8
 RECOVERED_RTOL = 1e-6
 
 #: The threshold (if-branch) configuration of each PO-GP-UCB data set: (log eps, r, delta), plus
-#: one else-branch epsilon named in the paper's text (spec §5.2-§5.5).
+#: one else-branch epsilon named in the paper's text (Section 4 and App. A, Fig. 2 and 3).
 PAPER_AUDIT_CONFIGS: dict[str, dict] = {
     "synthetic": {"log_eps": 1.1, "r": 10, "delta": 1e-5, "else_log_eps": 1.0},
     "loan": {"log_eps": 2.9, "r": 15, "delta": 1e-5, "else_log_eps": 2.0},

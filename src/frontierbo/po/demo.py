@@ -29,7 +29,8 @@ DEMO = replace(
     tables=(),
     privacy_log_eps=(),
 )
-#: The paper's S_50 derived from its text (spec §5.6 "derived values"), by log eps.
+#: The paper's S_50 derived from its text, by log eps
+#: (docs/decisions.md#po-gp-ucb-published-numbers-derived-from-the-text).
 PAPER_S50 = {(k if k == NON_PRIVATE else float(k)): v for k, v in PUBLISHED["demo_S50"].items()}
 
 

@@ -1,13 +1,15 @@
 """Reproduction of the PO-GP-UCB paper (Kharkovskii, Dai & Low, ICML 2020): Fig. 2a-c, Fig. 3
-(Branin) and Tables 1-12, with the published numbers beside ours (spec §5.6).
+(Branin) and Tables 1-12, with the published numbers (the tables and the text of Section 4 and
+App. A) beside ours.
 
 Configurations are data (``SETUPS``: the design here, the paper's numbers in ``published.json``).
 One *run* is (dataset, profile, method, log eps, r, run index). Within a run index every
 configuration shares the initial row, the query-noise stream and (synthetic) the GP sample
-(common random numbers, spec §5.1). Two profiles (:data:`PROFILES`): ``"paper"`` runs the
-published algorithms, each configuration with its own projection M; ``"reference"`` runs them
-as the authors' public code does. This module builds the runs, runs one and summarises them
-(everything results.json holds); :mod:`frontierbo.po.report` presents them.
+(common random numbers, docs/decisions.md#po-gp-ucb-common-random-numbers-within-a-run). Two
+profiles (:data:`PROFILES`): ``"paper"`` runs the published algorithms, each configuration with
+its own projection M; ``"reference"`` runs them as the authors' public code does. This module
+builds the runs, runs one and summarises them (everything results.json holds);
+:mod:`frontierbo.po.report` presents them.
 
 Runs are keyed on content, never on paths: a run's config names its problem by
 :func:`~frontierbo.po.problems.base.problem_checksum`, and the file the worker reads travels
@@ -276,8 +278,9 @@ def problem_path(out: Path, name: str, checksum: str) -> Path:
 
 # -- one run ----------------------------------------------------------------------------------
 def run_once(problem: Problem, config: dict, seed: int) -> dict:
-    """One BO run (spec §2.3): the non-private baseline on X, or PO-GP-UCB on a fresh release,
-    as the config's profile (:data:`PROFILES`) says."""
+    """One BO run (Section 4 of the paper): the non-private baseline on X, or PO-GP-UCB on a fresh
+    release, as the config's profile (:data:`PROFILES`) says; initial row and noise are shared
+    (docs/decisions.md#po-gp-ucb-common-random-numbers-within-a-run)."""
     if config.get("function_seed") is not None:
         problem = resample(problem, config["function_seed"])
     settings = PROFILES[config.get("profile", PAPER)]

@@ -1,9 +1,10 @@
 """PO-GP-UCB as two parties: a curator that holds the data and a modeler that optimises.
 
-The only messages (spec §1.2): the curator sends the release ``Z`` once; then, each round, the
-modeler sends a row index ``i_t`` and the curator answers ``y_t``. ``Curator.query`` is that whole
-interface, so a network transport can replace the in-process object. The modeler is built from
-``Z`` and GP hyperparameters alone and never holds ``X``, ``M`` or the lifted data.
+The only messages (Algorithms 1-2 of the paper): the curator sends the release ``Z`` once;
+then, each round, the modeler sends a row index ``i_t`` and the curator answers ``y_t``.
+``Curator.query`` is that whole interface, so a network transport can replace the in-process
+object. The modeler is built from ``Z`` and GP hyperparameters alone and never holds ``X``, ``M``
+or the lifted data.
 
 Algorithm 2 (the modeler), paper line numbers:
 
@@ -73,7 +74,7 @@ class Curator:
         return self.mechanism.release(self._inputs, self._release_rng)
 
     def query(self, index: int) -> float:
-        """The output for row ``index`` (spec P3c-P3d); the curator logs the index."""
+        """The output for row ``index`` (Algorithm 2, line 5); the curator logs the index."""
         y = self._oracle.query(index)
         self.queries.append(int(index))
         return y
@@ -87,7 +88,8 @@ class POGPUCBModeler(GPUCB):
     Z : array (n, r), the release.
     lengthscale, signal_variance, noise_variance, prior_mean : the GP hyperparameters handed over
         by the curator (in the units of the normalised inputs; isotropic kernel).
-    delta_prime : ``delta'`` of line 3 (default ``delta_ucb / 2 = 0.025``, spec §2.2).
+    delta_prime : ``delta'`` of line 3 (default ``delta_ucb / 2 = 0.025`` as in Theorem 3;
+        docs/decisions.md#po-gp-ucb-delta-prime-is-half-of-delta_ucb).
     kernel : ``"se"`` (the paper's) or an isotropic Matérn (``"matern32"``, ``"matern52"``).
     exclude_observed, predictive_variance : see ``GPUCB``.
     uncertainty : ``"std"`` (default, line 4 as published) or ``"variance"`` (the authors'

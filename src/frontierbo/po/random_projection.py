@@ -4,7 +4,7 @@
     2: X <- X - 1 1^T X / n                                  centre every column
     3: M <- d x r matrix of i.i.d. N(0, 1)
     4: X = U Sigma V^T                                        thin SVD
-    5: omega <- 16 sqrt(r log(2/delta)) log(16 r/delta) / eps  (thesis form, spec §2.1 note a)
+    5: omega <- 16 sqrt(r log(2/delta)) log(16 r/delta) / eps  (thesis Alg. 2, line 5)
     6: if sigma_min(X) >= omega:
     7:     Z <- r^{-1/2} X M
     8: else:
@@ -12,13 +12,17 @@
    10:     Z <- r^{-1/2} X~ M
    12: release Z
 
+Line 5 is the thesis's form, not the paper text's
+(docs/decisions.md#po-gp-ucb-omega-uses-the-thesis-form).
+
 ``lift="additive"`` replaces line 9 by ``X~ <- U (Sigma + omega I) V^T``: what the authors' public
 code (``Mitan/po-gp-ucb``, ``DatasetTransformer.py``) computes. A reproduction aid only.
 
 WARNING — this release is NOT differentially private. ``Z`` is a fixed linear image of the
 centred data, so its column space equals the data's: neighbouring datasets are told apart with
-certainty and d + 1 known rows reconstruct every other row (spec §6.6, docs/privacy.md). It is
-implemented faithfully to reproduce the paper. Use it only where the inputs are not sensitive.
+certainty and d + 1 known rows reconstruct every other row (docs/privacy.md,
+docs/decisions.md#po-gp-ucb-the-release-leaks-the-column-space). It is implemented faithfully to
+reproduce the paper. Use it only where the inputs are not sensitive.
 """
 
 from __future__ import annotations

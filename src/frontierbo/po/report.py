@@ -88,7 +88,8 @@ KNOWN_DIFFERENCES = {
     "optimum in most runs, so the paper's ~0.003 baseline is reproduced; the PO cells of the "
     "tables are matched less closely than with the 'table1' geometry (linspace(-4, 4)^2, "
     "l = 1.25, one shared sample), which was chosen to fit Table 1 before the code was read.",
-    "loan": "Substitute data (spec §7): values = -2.742 + f(x) + eta with eta ~ N(0, 0.83) stored "
+    "loan": "Substitute data (docs/decisions.md#po-gp-ucb-loan-substitute-data): "
+    "values = -2.742 + f(x) + eta with eta ~ N(0, 0.83) stored "
     "per row, so max(values) carries the luck of the largest of 36 000 noise draws (sd 0.91), "
     "which no model can predict; S_T is dominated by that irreducible term, unlike the real LendingClub log-ROI, "
     "whose maximum sits at a ceiling many rows reach. Compare orderings, not values.",
@@ -103,14 +104,18 @@ KNOWN_DIFFERENCES = {
 
 AMBIGUITIES = [
     "omega: the thesis form 16 sqrt(r ln(2/delta)) ln(16r/delta)/eps (it matches every caption's "
-    "threshold claim; the paper-literal form does not; spec §6.1-6.3).",
+    "threshold claim; the paper-literal form does not; "
+    "docs/decisions.md#po-gp-ucb-omega-uses-the-thesis-form).",
     "Preprocessing order: centre, then scale to max row norm 25 (the other order breaks the "
-    "captions' threshold claims; spec §6.3-6.4).",
+    "captions' threshold claims; "
+    "docs/decisions.md#po-gp-ucb-centre-before-scaling-to-max-norm-25).",
     "Synthetic grid: the authors' code fixes it (the paper does not state it): 100 x 100 on "
     "[-1, 1]^2 scaled by 25/sqrt(2), l = 0.25 * 25 (5.66 length-scales per axis), a new GP "
     "sample per run. The 'table1' geometry (linspace(-4, 4)^2, l = 1.25, one shared sample; "
-    "spec §8.5) is available as synthetic_geometry='table1'.",
-    "delta' = delta_ucb / 2 = 0.025 in beta_t (the theory's choice; spec §2.2).",
+    "docs/decisions.md#po-gp-ucb-synthetic-grid-geometry) is available as "
+    "synthetic_geometry='table1'.",
+    "delta' = delta_ucb / 2 = 0.025 in beta_t (the theory's choice, Theorem 3 of the paper; "
+    "docs/decisions.md#po-gp-ucb-delta-prime-is-half-of-delta_ucb).",
     "One random initial row per run (n_init = 1), shared by all methods of that run; rows are "
     "never queried twice (the paper selects 'unobserved' inputs).",
     "Latent posterior variance (paper eq. 1), not the thesis's predictive variance.",
@@ -119,7 +124,8 @@ AMBIGUITIES = [
     "calibration, hardened=False); the deployable hardened release (exact discrete Gaussian, "
     "zCDP calibration, the default of GaussianRowMechanism and of `frontierbo run`) adds about "
     "30 % more noise at equal (eps, delta).",
-    "Loan: the LendingClub file is not available offline; a calibrated substitute (spec §7) is "
+    "Loan: the LendingClub file is not available offline; a calibrated substitute "
+    "(docs/decisions.md#po-gp-ucb-loan-substitute-data) is "
     "used, so Tables 4-6 and Fig. 2b can only be compared qualitatively.",
     "Property: URA project-level prices (2016-2021) instead of the paper's 2004 transactions; "
     "hyperparameters by MLE on our data; outputs -log(price per m^2) maximised.",
@@ -276,7 +282,8 @@ def _dataset_section(s: dict, setup: DatasetSetup) -> list[str]:
         "",
         f"### Epsilon sweep (r = {setup.sweep_r}, delta = {setup.delta:g}, T = {setup.iterations})",
         "",
-        f"Non-private GP-UCB: S_T paper {paper_base} (derived from the text, spec §5.6) · ours "
+        f"Non-private GP-UCB: S_T paper {paper_base} (derived from the text, "
+        "docs/decisions.md#po-gp-ucb-published-numbers-derived-from-the-text) · ours "
         f"{fmt_pm(*base)} · ours, ref {_pm(base_ref)}. Most frequent final regrets (ours): "
         + ", ".join(f"{v:.3f} ({100 * f:.0f} % of runs)" for v, f in modes)
         + ".",

@@ -8,8 +8,9 @@ curator's answer for the asked row index. What makes it Algorithm 2 rather than 
   what the curator's transform preserves; all of ``Z`` is divided by one constant, its largest
   column range, so that the MAP priors see unit-sized inputs), the paper's squared exponential
   by default;
-* line 3's ``beta_t = 2 log(n t^2 pi^2 / (6 delta'))``, ``delta' = 0.025`` (spec §2.2), with
-  ``t`` counting the UCB rounds after the initial design (as ``POGPUCBModeler`` does);
+* line 3's ``beta_t = 2 log(n t^2 pi^2 / (6 delta'))``, ``delta' = 0.025``
+  (docs/decisions.md#po-gp-ucb-delta-prime-is-half-of-delta_ucb), with ``t`` counting the UCB
+  rounds after the initial design (as ``POGPUCBModeler`` does);
 * the curator's public hyperparameters when it hands them over (``lengthscale``,
   ``signal_variance``, ``noise_variance``, ``prior_mean``: in the units of ``Z`` and of the
   outputs), made noise-aware for the Gaussian release with ``release_noise_std``
@@ -29,7 +30,8 @@ from frontierbo._validation import check_positive, check_real
 from frontierbo.po.gaussian_release import noise_aware_hyperparameters
 from frontierbo.study.samplers import GPUCBSampler, History, SuggestContext, common_scale
 
-#: delta' of Algorithm 2, line 3 (spec §2.2: delta_ucb / 2).
+#: delta' of Algorithm 2, line 3: delta_ucb / 2 as in Theorem 3 of the paper
+#: (docs/decisions.md#po-gp-ucb-delta-prime-is-half-of-delta_ucb).
 DELTA_PRIME = 0.025
 _PUBLIC = ("lengthscale", "signal_variance", "noise_variance")
 

@@ -1,4 +1,4 @@
-"""The constants of PO-GP-UCB's analysis (paper §3, App. B; spec §3), for planning and reports.
+"""The constants of PO-GP-UCB's analysis (paper §3, App. B), for planning and reports.
 
 All logarithms are natural. ``d_ratio = diam(X) / l`` is the theory's "d" (diameter in
 length-scales), renamed so it is not confused with the input dimension.

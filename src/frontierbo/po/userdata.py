@@ -16,7 +16,8 @@ By default (like a study, :mod:`frontierbo.study`) they come only from the rows 
     runs the same sampler on ``Z`` with one isotropic lengthscale, asking the curator for outputs
     by row index only (Algorithm 2's protocol, hyperparameters learned by the modeler).
 
-With ``prefit_on_table=True`` (``--prefit-on-table``), as the papers do (spec §1.2 and §2.3):
+With ``prefit_on_table=True`` (``--prefit-on-table``), as the papers do (maximum
+likelihood on the data set, Section 4 of the paper):
 P0  The curator fits GP hyperparameters by maximum likelihood (ARD squared exponential, constant
     mean, Gaussian noise; at most 2000 rows; seeded) on the raw inputs **and the whole target
     column**. It divides every feature column by its fitted length-scale, centres the columns and
@@ -100,7 +101,8 @@ def gaussian_privacy_note(epsilon: float, delta: float) -> str:
     )
 
 
-#: GP-UCB's delta' = delta_ucb / 2 with delta_ucb = 0.05 (spec §2.2).
+#: GP-UCB's delta' = delta_ucb / 2 with delta_ucb = 0.05 (Theorem 3 of the paper;
+#: docs/decisions.md#po-gp-ucb-delta-prime-is-half-of-delta_ucb).
 DELTA_PRIME = 0.025
 #: Rows used by the maximum-likelihood fit (a random subset when the file is larger).
 FIT_MAX_POINTS = 2000

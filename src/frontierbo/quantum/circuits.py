@@ -22,7 +22,8 @@ Circuits (:func:`state_preparation`):
   (``UCRYGate``).  Then ``a = sum_i p_i g_i = (E[v] - low) / (high - low)``.  ``num_qubits + 1``
   qubits (7 for the default 64-point grid).
 * :class:`~frontierbo.quantum.rewards.GaussianReward`, ``encoding="reference"`` (the Q-GP-UCB
-  authors' circuit, spec section 2.7.2): the same ``StatePreparation`` followed by
+  authors' circuit, docs/decisions.md#quantum-bo-gaussian-reference-encoding-measures-qubit-0):
+  the same ``StatePreparation`` followed by
   ``LinearAmplitudeFunction(num_qubits, slope=1, offset=0, domain=(low, high), image=(low, high),
   rescaling_factor=1)`` on all its qubits, with objective qubit **0**, the least-significant
   uncertainty qubit (as in the reference code).  The grid is symmetric about the mean, so
@@ -173,7 +174,9 @@ def state_preparation(reward: RewardDistribution, encoding: str = "exact"):
     circuit = qiskit.QuantumCircuit(amplitude_function.num_qubits, name="A")
     circuit.append(uncertainty, range(n))
     circuit.compose(amplitude_function, range(amplitude_function.num_qubits), inplace=True)
-    return circuit, [0]  # the reference code's objective qubit (spec 2.7.2)
+    # The reference code's objective qubit:
+    # docs/decisions.md#quantum-bo-gaussian-reference-encoding-measures-qubit-0
+    return circuit, [0]
 
 
 def estimation_problem(reward: RewardDistribution, encoding: str = "exact"):
@@ -229,7 +232,7 @@ def _aer_pass_manager(backend_options: dict[str, Any], optimization_level: int):
         return transpiler.generate_preset_pass_manager(
             optimization_level=optimization_level,
             backend=simulator,
-            seed_transpiler=0,  # the reference code's transpiler seed (spec 2.7.5)
+            seed_transpiler=0,  # docs/decisions.md#quantum-bo-fixed-seed-mode-replays-seed-0
             **kwargs,
         )
 
@@ -277,8 +280,8 @@ class QiskitIQAEOracle:
             derived from it, so the rounds are independent (as on a device), repeated calls
             differ and the whole sequence is reproducible from ``seed``.  ``"fixed"``: every job of
             every call uses the same seed ``seed`` (default 0; must be an int) -- the authors'
-            ``seed_simulator=0`` (spec 2.7.1 step 7); rounds repeating a power ``k`` then repeat
-            their counts.
+            ``seed_simulator=0`` (docs/decisions.md#quantum-bo-fixed-seed-mode-replays-seed-0);
+            rounds repeating a power ``k`` then repeat their counts.
         encoding: ``"exact"`` or ``"reference"`` (:mod:`frontierbo.quantum.rewards`).
         query_count: ``"reference"`` or ``"applications"`` (:mod:`frontierbo.quantum.oracles`).
         confint_method: ``"beta"`` (Clopper-Pearson) or ``"chernoff"``.

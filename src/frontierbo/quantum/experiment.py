@@ -1,17 +1,18 @@
 """Experiments of "Quantum Bayesian Optimization" (Dai et al., NeurIPS 2023), as data.
 
-One *run* is (setting, method, run index). Settings (spec section 4): the 1-D synthetic function
-on 20 points with Gaussian noise sigma = 0.3 / 0.4 or Bernoulli rewards (T = 10^4 queries, 10
-runs) and the AutoML task (SVM on Pima, 5x5 grid of C and gamma, sigma = 0.01 / 0.05, T = 5000,
-5 runs). Methods:
+One *run* is (setting, method, run index). Settings (Section 6 and Appendix J of the paper): the
+1-D synthetic function on 20 points with Gaussian noise sigma = 0.3 / 0.4 or Bernoulli rewards
+(T = 10^4 queries, 10 runs) and the AutoML task (SVM on Pima, 5x5 grid of C and gamma,
+sigma = 0.01 / 0.05, T = 5000, 5 runs). Methods:
 
 * ``gp-ucb`` / ``linucb``: classical, one pull per query (:class:`SinglePullOracle`);
 * ``q-gp-ucb``: Algorithm 1 with the paper's weighting (eq. 3) and the experiments' ``1 + ln n``;
 * ``q-gp-ucb-reference``: the authors' code (mean weights ``1/eps^3``, IQAE re-seeded with 0 on
   every call), to compare with the published figures; ``q-gp-ucb-reference-random``: the same
   weighting with fresh IQAE randomness per call (how fragile the published plateau is);
-* ``q-gp-ucb-beta1``: the paper's weighting with ``beta = 1`` (spec 4.8: the setting where the
-  paper-faithful algorithm flattens);
+* ``q-gp-ucb-beta1``: the paper's weighting with ``beta = 1`` (the setting where the paper-faithful
+  algorithm flattens:
+  docs/decisions.md#quantum-bo-calibration-figures-from-an-independent-re-simulation);
 * ``q-linucb``: Q-GP-UCB with the linear kernel (paper weighting, ``1 + ln n``);
 * ``q-gp-ucb-reference-noisy`` (``--noisy``, extra ``[quantum]``): the reference code on real
   Qiskit circuits run by Aer with a noise model (paper Fig. 3; qiskit-ibm-runtime's FakeWashington
@@ -19,13 +20,14 @@ runs) and the AutoML task (SVM on Pima, 5x5 grid of C and gamma, sigma = 0.01 / 
 * ``q-gp-ucb-classical-mc``: the staged algorithm with a classical Monte Carlo estimator
   (``O(1/eps^2)`` pulls), the ablation behind the paper's "QMC is essential".
 
-Protocol of the reference code (spec 4.1, 2.8): cosine-normalised random Fourier features with
-``lambda = 1``; a continuous random initial input ``x_0 ~ U[0,1]^d`` queried first (weight 1);
-IQAE with ``alpha = 0.05`` and the reference amplitude encoding; stages run until ``T`` queries
-are spent and the regret curve is cut at ``T``. Random streams: ``x_0`` and the classical rewards
-come from ``numpy.random.RandomState(seed + run)`` in the order the reference code draws them, so
-with ``seed = 0`` GP-UCB replays the published runs exactly; each quantum method's IQAE outcomes
-come from its own ``Generator``.
+Protocol of the reference code
+(docs/decisions.md#quantum-bo-experiment-protocol-of-the-reference-code): cosine-normalised random
+Fourier features with ``lambda = 1``; a continuous random initial input ``x_0 ~ U[0,1]^d`` queried
+first (weight 1); IQAE with ``alpha = 0.05`` and the reference amplitude encoding; stages run until
+``T`` queries are spent and the regret curve is cut at ``T``. Random streams: ``x_0`` and the
+classical rewards come from ``numpy.random.RandomState(seed + run)`` in the order the reference code
+draws them, so with ``seed = 0`` GP-UCB replays the published runs exactly; each quantum method's
+IQAE outcomes come from its own ``Generator``.
 
 Function / RFF source (``source``): ``"reference"`` reads the authors' numbers from
 ``quantum/synth_function.json`` (unlicensed, never shipped: only under a data root);
@@ -35,9 +37,9 @@ report then says (:data:`SOURCE_SUBSTITUTE`). The authors' function was an unsee
 ``np.random`` draw, so it cannot be regenerated. The AutoML settings need ``pima/diabetes.csv``
 (CC0, ``frontierbo data fetch pima``) and are skipped, with the reason, without it.
 
-This module builds the runs, runs one and summarises them, with the spec's checks against the
-published numbers (``published.json``; everything results.json holds);
-:mod:`frontierbo.quantum.report` presents them.
+This module builds the runs, runs one and summarises them, with the checks
+(docs/decisions.md#quantum-bo-experiment-level-checks-and-their-bands) against the published numbers
+(``published.json``; everything results.json holds); :mod:`frontierbo.quantum.report` presents them.
 """
 
 from __future__ import annotations
@@ -163,7 +165,8 @@ SETTINGS: dict[str, Setting] = {
 DEFAULT_METHODS = tuple(m for m in METHODS if m != "q-gp-ucb-reference-noisy")
 NOISY_METHOD = "q-gp-ucb-reference-noisy"
 NOISY_RUNS = 3
-#: The main five settings (spec 4.7 tables) and the long-horizon shape test (spec 6.3 item 4).
+#: The main five settings (Fig. 1 of the paper) and the long-horizon shape test
+#: (docs/decisions.md#quantum-bo-long-horizon-shape-test).
 MAIN_SETTINGS = tuple(k for k in SETTINGS if not k.endswith("-long"))
 SHAPE_SETTING = "synthetic-gauss0.3-long"
 SHAPE_METHODS = ("gp-ucb", "q-gp-ucb-beta1", "q-gp-ucb-reference", "q-gp-ucb-reference-random")
@@ -188,9 +191,9 @@ SOURCES = ("auto", "reference", "generated")
 SOURCE_SUBSTITUTE = (
     "quantum/synth_function.json (the authors' unlicensed numbers, never shipped) was not found "
     "under a data root, so the project's own seeded GP function and RFF draws stand in "
-    "(`--source generated`; same recipe, spec 5.2)"
+    "(`--source generated`; same recipe, docs/decisions.md#quantum-bo-generated-synthetic-function)"
 )
-#: The authors' published numbers and the spec's calibration runs (package data).
+#: The authors' published numbers and our calibration re-simulation (package data).
 PUBLISHED = load_published("frontierbo.quantum")
 #: Published R(q) as ``{setting: {method: {q: (mean, se)}}}``; Q-GP-UCB is the reference code.
 PUBLISHED_REGRET = {
@@ -201,7 +204,8 @@ PUBLISHED_REGRET = {
 #: IQAE confidence (the reference code's alpha) passed as every stage's delta.
 STAGE_DELTA = 0.05
 LAM = 1.0
-#: Query counts at which R(T) is reported (the columns of spec 4.7).
+#: Query counts at which R(T) is reported
+#: (docs/decisions.md#quantum-bo-published-numbers-read-from-the-authors-result-pickles).
 REPORT_QUERIES = (10, 100, 500, 1000, 2000, 3000, 5000, 10_000, 30_000)
 
 

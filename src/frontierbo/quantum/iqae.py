@@ -17,8 +17,9 @@ interval (the oracles' ``accuracy_a``, :mod:`frontierbo.quantum.rewards`) and
 Shots.  qiskit-algorithms does not derive the number of shots from ``epsilon_target``/``alpha``:
 it uses whatever the sampler reports (``ret.metadata["shots"]``), the same number every round.  The
 Q-GP-UCB reference code sets the sampler's shots to
-``ceil(32 * ln((2 / alpha) * log2(pi / (4 * eps_a))))`` (spec section 2.7.1, step 3), which is
-the default here (:func:`default_shots`); pass ``shots=`` to mimic any other sampler setting.
+``ceil(32 * ln((2 / alpha) * log2(pi / (4 * eps_a))))``
+(docs/decisions.md#quantum-bo-iqae-shots-per-round-from-the-reference-code), which is the default
+here (:func:`default_shots`); pass ``shots=`` to mimic any other sampler setting.
 
 Query count.  ``num_oracle_queries`` is *exactly* qiskit's ``result.num_oracle_queries``:
 ``sum over rounds of shots * k`` = the number of applications of the Grover operator ``Q``
@@ -84,7 +85,8 @@ def default_shots(epsilon_target: float, alpha: float) -> int:
     """Shots per round used by the Q-GP-UCB reference code: ``ceil(32 ln((2/a) log2(pi/(4 eps))))``.
 
     Gives 105, 129, 153, 163, 172, 177, 182, 187, 191 at ``alpha = 0.05`` and
-    ``epsilon_target`` = 0.5, 0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001 (spec section 6.2).
+    ``epsilon_target`` = 0.5, 0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001
+    (docs/decisions.md#quantum-bo-iqae-shots-per-round-from-the-reference-code).
     """
     eps = check_real(epsilon_target, "epsilon_target", low=0.0, high=0.5, high_open=False)
     a = check_real(alpha, "alpha", low=0.0, high=1.0)

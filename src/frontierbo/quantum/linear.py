@@ -3,7 +3,7 @@
 With ``phi(x) = x`` the weighted posterior of :mod:`frontierbo.quantum.q_gp_ucb` is weighted ridge
 regression: ``mu~(x) = x^T theta^``, ``theta^ = V^{-1} X^T W Y``, ``V = lambda I + X^T W X``, and
 ``sigma~(x) = sqrt(lambda) ||x||_{V^{-1}}``, so Algorithm 1 chooses ``eps_s = ||x_s||_{V^{-1}}`` --
-Q-LinUCB's accuracy rule (paper section 5.6, spec 2.3-2.4, check 6.1.11).  As in
+Q-LinUCB's accuracy rule (Section 5.6 and Appendix H of the paper).  As in
 :mod:`frontierbo.quantum.q_gp_ucb`, the paper's ``epsilon_s`` (``eps_s`` in formulas) is the
 ``accuracy`` of ``Stage``, ``tell`` and ``observe``.
 
@@ -16,8 +16,9 @@ multiply ``sigma~``, i.e. widths in the sense of :mod:`frontierbo.core.acquisiti
   ``beta_t = R sqrt(d ln((1 + t L^2/lambda) / delta)) + sqrt(lambda) S`` (OFUL's symbol; a radius).
 
 The experiments instead use the kernel method's schedule (``1 + ln n`` quantum, a constant
-classical) and raw inputs in ``[0, 1]^d`` with no intercept (spec 2.4); the reference code's
-quantum-linear quirks (unweighted Gram, ``eps`` at the previous point) are not reproduced.
+classical) and raw inputs in ``[0, 1]^d`` with no intercept; the reference code's
+quantum-linear quirks (unweighted Gram, ``eps`` at the previous point) are not reproduced
+(docs/decisions.md#quantum-bo-linear-bandits-use-raw-inputs-and-no-reference-quirks).
 """
 
 from __future__ import annotations

@@ -7,12 +7,13 @@ algorithm's ``tell`` / ``observe``, whatever their parameter is called.  Classic
 :class:`SinglePullOracle` (one pull, one query, weight 1).  Regret is charged per query (paper
 section 3.2): a stage on an arm with gap ``g`` that spent ``N`` queries adds ``N g``.
 
-Stopping (spec 2.2, 7.9): IQAE's query count is random and known only after the call, so the loop
-runs whole stages while fewer than ``budget`` queries were spent (the reference code's rule) and
-the regret curve is cut at ``budget`` queries; the last stage's surplus is never charged.  An
-oracle that knows its count in advance (``planned_queries``, e.g. the Line-4 counts of
-:class:`~frontierbo.quantum.oracles.TheoryOracle`) gets the paper's Line 5 instead: stop *before*
-a stage whose queries would exceed the budget, leaving the rest unused.
+Stopping (Algorithm 1, line 5 of the paper;
+docs/decisions.md#quantum-bo-stop-rule-finishes-the-last-stage): IQAE's query count is random and
+known only after the call, so the loop runs whole stages while fewer than ``budget`` queries were
+spent (the reference code's rule) and the regret curve is cut at ``budget`` queries; the last
+stage's surplus is never charged.  An oracle that knows its count in advance (``planned_queries``,
+e.g. the Line-4 counts of :class:`~frontierbo.quantum.oracles.TheoryOracle`) gets the paper's Line 5
+instead: stop *before* a stage whose queries would exceed the budget, leaving the rest unused.
 """
 
 from __future__ import annotations

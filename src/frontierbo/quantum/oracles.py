@@ -13,13 +13,14 @@ the guarantee is ``P(|estimate - E[reward]| > accuracy) <= delta`` (for the ``"r
 Gaussian encoding the error scale is ``(4/pi) accuracy``, see :mod:`frontierbo.quantum.rewards`).
 ``accuracy_a`` (``eps_a``) is the same target on the amplitude scale.
 ``queries`` is the number of oracle queries charged to the arm: each one costs one classical pull
-in the paper's regret (spec section 1.2).
+in the paper's regret (Section 3.2 of the paper).
 
 Query counts of IQAE.  ``query_count="reference"`` (default) is what the paper's figures count:
 qiskit's ``num_oracle_queries`` (applications of the Grover operator, ``sum_rounds shots * k``),
 and, when that is 0 (every round used ``k = 0``, typical for ``eps_a >= 0.1``), the fallback
-``ceil((0.8 / eps_a) ln((2/alpha) log2(pi / (4 eps_a))))`` of the reference code (spec
-2.7.1 step 5).  ``query_count="applications"`` counts every application of ``A`` or its inverse,
+``ceil((0.8 / eps_a) ln((2/alpha) log2(pi / (4 eps_a))))`` of the reference code
+(docs/decisions.md#quantum-bo-fallback-query-count-when-iqae-uses-no-grover-power).
+``query_count="applications"`` counts every application of ``A`` or its inverse,
 ``sum_rounds shots * (2k + 1)``, a conservative count that also charges the ``k = 0`` shots.
 """
 
@@ -100,8 +101,8 @@ class IQAEOracle:
         seed_mode: ``"stream"`` (default): one random stream over all calls; ``"fixed"``: every
             call restarts from ``rng`` (an int seed), so the outcome is a deterministic function of
             ``(amplitude, accuracy_a)`` -- the reference code's ``seed_simulator=0`` on every call
-            (spec 2.7.1 step 7), e.g. the same error at every call of the Gaussian reference
-            encoding (whose amplitude is always 1/2).
+            (docs/decisions.md#quantum-bo-fixed-seed-mode-replays-seed-0), e.g. the same error
+            at every call of the Gaussian reference encoding (whose amplitude is always 1/2).
 
     IQAE's confidence level is ``alpha = delta``.  ``last_result`` keeps the last ``IQAEResult``.
     """
@@ -217,9 +218,9 @@ def lemma1_queries(
 
 class TheoryOracle:
     """Algorithm 1's "theory mode": Line-4 query counts ``ceil(lemma1_queries)`` and a declared
-    error model (not from the paper, spec 2.7.4): ``y = mean + U``, ``U ~ Uniform[-eps, eps]``
-    with ``eps = accuracy``, and with probability ``delta`` an unrestricted error
-    ``U ~ Uniform[-1, 1]``.
+    error model (not from the paper, docs/decisions.md#quantum-bo-theory-mode-error-model):
+    ``y = mean + U``, ``U ~ Uniform[-eps, eps]`` with ``eps = accuracy``, and with probability
+    ``delta`` an unrestricted error ``U ~ Uniform[-1, 1]``.
 
     ``planned_queries`` lets :func:`~frontierbo.quantum.loop.run_stages` apply Line 5 (stop
     *before* a stage that would exceed the budget).

@@ -1,14 +1,17 @@
 """Quantum BO (Q-GP-UCB) problems: the 1-D synthetic function, the Pima AutoML grid, RFF features.
 
-* :class:`RandomFourierFeatures` -- the "cosine-normalised" random Fourier features of spec 2.8,
+* :class:`RandomFourierFeatures` -- the "cosine-normalised" random Fourier features (Appendix J of
+  the paper;
+  docs/decisions.md#quantum-bo-random-fourier-features-normalised-as-in-the-reference-code),
   ``phi(x) = sqrt(v) * c(x) / ||c(x)||_2`` with ``c(x) = sqrt(2/M) cos(s x + b)``, so that
   ``phi(x) . phi(x) = v`` exactly.  Used by GP-UCB and Q-GP-UCB alike.
 * :func:`synthetic_problem` -- 20 arms ``linspace(0, 1, 20)``; the values are either the authors'
   published GP sample (``source="reference"``, read at run time from the data root) or the
-  project's own draw with the same recipe (``source="generated"``, spec 5.2).
+  project's own draw with the same recipe (``source="generated"``,
+  docs/decisions.md#quantum-bo-generated-synthetic-function).
 * :func:`automl_problem` -- tuning an RBF SVM (``C``, ``gamma``) on the Pima Indians Diabetes data;
-  25 arms on a 5x5 grid of normalised inputs, reward = validation accuracy (spec 4.3).  Needs
-  scikit-learn (extra ``frontierbo[automl]``).
+  25 arms on a 5x5 grid of normalised inputs, reward = validation accuracy (Section 6 of the
+  paper).  Needs scikit-learn (extra ``frontierbo[automl]``).
 * :func:`get_quantum_problem` -- the five named settings of the paper (:data:`QUANTUM_PROBLEMS`).
 
 Data files (found by :func:`frontierbo.data.resolve_data_path`: an explicit ``path``, the
@@ -95,9 +98,11 @@ PIMA_ROWS, PIMA_POSITIVES = 768, 268
 NOISE_TYPES = ("gaussian", "bernoulli")
 SOURCES = ("reference", "generated")
 
-#: Normalised grid of each AutoML input (spec 4.3); index ``5*i + j`` is ``(grid[i], grid[j])``.
+#: Normalised grid of each AutoML input
+#: (docs/decisions.md#quantum-bo-automl-grid-and-split-as-in-the-reference-code); index ``5*i + j``
+#: is ``(grid[i], grid[j])``.
 AUTOML_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
-#: ``C = u0 * (1 - 1e-4) + 1e-4`` and the same for ``gamma`` (spec 4.3).
+#: ``C = u0 * (1 - 1e-4) + 1e-4`` and the same for ``gamma`` (reference code).
 HYPER_LOW = 1e-4
 
 SYNTHETIC_N_ARMS = 20
@@ -122,7 +127,8 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class RandomFourierFeatures:
-    """Cosine-normalised random Fourier features (spec 2.8).
+    """Cosine-normalised random Fourier features
+    (docs/decisions.md#quantum-bo-random-fourier-features-normalised-as-in-the-reference-code).
 
     ``phi(x) = sqrt(v) * c(x) / ||c(x)||_2`` with ``c(x) = sqrt(2/M) cos(s x + b)``.  The
     ``sqrt(2/M)`` factor cancels in the normalisation and is kept only to mirror the reference
@@ -172,7 +178,7 @@ class RandomFourierFeatures:
         variance: float = 1.0,
         rng: SeedLike = None,
     ) -> RandomFourierFeatures:
-        """Draw ``s`` with rows ``~ N(0, lengthscale^-2 I_d)`` and ``b ~ U[0, 2 pi)`` (spec 2.8).
+        """Draw ``s`` with rows ``~ N(0, lengthscale^-2 I_d)`` and ``b ~ U[0, 2 pi)`` (plain RFF).
 
         ``rng`` is an int seed, a ``numpy.random.Generator`` or None (fresh entropy).  The
         frequencies are drawn before the phases.
@@ -399,10 +405,10 @@ def _se_gram(x: np.ndarray, lengthscale: float, variance: float) -> np.ndarray:
 
 
 def generate_synthetic_values(seed: SeedLike = 0, n_arms: int = SYNTHETIC_N_ARMS) -> np.ndarray:
-    """The project's own synthetic function (spec 5.2): one draw from ``N(0, K)`` with ``K`` the
-    SE Gram matrix on ``linspace(0, 1, n_arms)`` (length scale 0.1, variance 1, +1e-10 jitter),
-    min-max scaled to ``[0, 1]``.  The draw is ``L z`` with ``L`` the Cholesky factor and
-    ``z ~ N(0, I)`` from the seeded generator."""
+    """The project's own synthetic function: one draw from ``N(0, K)`` with ``K`` the SE Gram
+    matrix on ``linspace(0, 1, n_arms)`` (length scale 0.1, variance 1, +1e-10 jitter), min-max
+    scaled to ``[0, 1]``.  The draw is ``L z`` with ``L`` the Cholesky factor and ``z ~ N(0, I)``
+    from the seeded generator (docs/decisions.md#quantum-bo-generated-synthetic-function)."""
     n_arms = check_int(n_arms, "n_arms", low=2)
     gen = as_generator(seed)
     grid = np.linspace(0.0, 1.0, n_arms)[:, None]
@@ -442,7 +448,7 @@ def synthetic_problem(
     *,
     verify: bool = True,
 ) -> QuantumBOProblem:
-    """The 1-D synthetic problem (spec 4.2): 20 arms ``linspace(0, 1, 20)``.
+    """The 1-D synthetic problem (Section 6 of the paper): 20 arms ``linspace(0, 1, 20)``.
 
     Args:
         noise: ``"gaussian"`` (``N(f, sigma^2)``) or ``"bernoulli"`` (1 w.p. ``f``).
@@ -569,7 +575,8 @@ def svm_hyperparameters(u) -> tuple[float, float]:
 
 
 class SVMAccuracy:
-    """Validation accuracy of ``SVC(kernel="rbf", C, gamma)`` on the Pima split (spec 4.3).
+    """Validation accuracy of ``SVC(kernel="rbf", C, gamma)`` on the Pima split (Section 6 of
+    the paper; docs/decisions.md#quantum-bo-automl-grid-and-split-as-in-the-reference-code).
 
     The split is ``train_test_split(features, labels, test_size=0.3, stratify=labels,
     random_state=0)`` (537 train / 231 validation rows).  ``probability=True`` of the reference
@@ -639,7 +646,7 @@ class SVMAccuracy:
 
 
 def automl_domain() -> np.ndarray:
-    """The 25 normalised inputs; index ``5*i + j`` is ``(grid[i], grid[j])`` (spec 4.3)."""
+    """The 25 normalised inputs; index ``5*i + j`` is ``(grid[i], grid[j])`` (reference order)."""
     return np.array([[ci, gj] for ci in AUTOML_GRID for gj in AUTOML_GRID], dtype=float)
 
 
@@ -650,7 +657,7 @@ def automl_problem(
     verify: bool = True,
     svm: SVMAccuracy | None = None,
 ) -> QuantumBOProblem:
-    """The AutoML problem (spec 4.3): RBF-SVM ``(C, gamma)`` tuning on Pima, 25 arms.
+    """The AutoML problem (Section 6 of the paper): RBF-SVM ``(C, gamma)`` tuning on Pima, 25 arms.
 
     The values are the validation accuracies computed with scikit-learn (176/231 at the best arm,
     index 15: ``C_norm = 0.75``, ``gamma_norm = 0``); Gaussian noise with standard deviation

@@ -5,7 +5,8 @@ Both are UCB rules on one weighted GP posterior over a finite set of points (pap
 ``W = diag(1/eps_tau^2)``.  Since ``(K~ + lambda I)^{-1} = W^{-1/2} (K + lambda W^{-1})^{-1}
 W^{-1/2}``, this is *exactly* the ordinary GP posterior with per-observation noise variance
 ``lambda eps_tau^2``, so the shared :class:`~frontierbo.core.gp.FiniteDomainGP` serves as the
-weighted GP with no second copy of the posterior algebra (spec 6.1 checks 1-5 are tests).
+weighted GP with no second copy of the posterior algebra (tests check it
+against eq. (3) and Appendix A, eq. (6) of the paper).
 
 Algorithm 1, one stage ``s`` (paper line numbers)::
 
@@ -19,8 +20,9 @@ in frontierbo ``epsilon`` is a privacy budget, so the code calls it ``accuracy``
 ``Stage.accuracy``, ``tell(index, y, accuracy)``, ``observe(index, y, accuracy)``.
 
 ``weighting="reference"`` reproduces the authors' code, whose mean weights ``y_tau`` by
-``1/eps_tau^3`` instead of ``1/eps_tau^2`` (spec 2.2): it equals the paper posterior fed with
-``y_tau / eps_tau``, which is how it is implemented.  The variance is the same in both.
+``1/eps_tau^3`` instead of ``1/eps_tau^2`` (docs/decisions.md#quantum-bo-reference-mean-weighting):
+it equals the paper posterior fed with ``y_tau / eps_tau``, which is how it is implemented.  The
+variance is the same in both.
 
 The paper's ``beta_s`` multiplies ``sigma~``: it is a *width* in frontierbo's naming
 (:mod:`frontierbo.core.acquisition`), so the constructors take ``width=`` and the selection is

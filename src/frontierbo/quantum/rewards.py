@@ -16,7 +16,8 @@ Two encodings:
     ``a = (E[v] - low) / (high - low)`` exactly, ``eps_a = eps / (high - low)`` and the
     guarantee is ``|y - E[v]| <= eps`` w.p. ``>= 1 - alpha``.
 
-``"reference"`` (the Q-GP-UCB authors' code, spec section 2.7.2)
+``"reference"`` (the Q-GP-UCB authors' code)
+    See docs/decisions.md#quantum-bo-gaussian-reference-encoding-measures-qubit-0.
     Bernoulli: identical to ``"exact"``.  Gaussian: the objective is the least-significant qubit of
     the 64-point grid, whose one-probability is exactly 1/2 (the grid is symmetric about the mean),
     and ``y = mean + (12 sigma / pi)(a_hat - 1/2)`` with ``eps_a = eps / (3 sigma)``.  The
@@ -50,7 +51,8 @@ __all__ = [
 
 ENCODINGS = ("exact", "reference")
 
-#: Bounds on the amplitude-scale target, as in the reference code (spec 2.7.1, step 1).
+#: Bounds on the amplitude-scale target, as in the reference code
+#: (docs/decisions.md#quantum-bo-amplitude-scale-accuracy-is-clipped).
 ACCURACY_A_MIN, ACCURACY_A_MAX = 1e-6, 0.5
 
 
@@ -72,7 +74,7 @@ class AmplitudeEncoding:
 
     def accuracy_a(self, accuracy: float) -> float:
         """Amplitude-scale accuracy ``eps_a`` for a reward-scale target ``accuracy`` (clipped,
-        spec 2.7.1)."""
+        docs/decisions.md#quantum-bo-amplitude-scale-accuracy-is-clipped)."""
         return float(np.clip(accuracy * self.accuracy_scale, ACCURACY_A_MIN, ACCURACY_A_MAX))
 
     def to_reward(self, a_hat: float) -> float:

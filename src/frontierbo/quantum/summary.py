@@ -1,5 +1,6 @@
 """Summaries of the quantum BO reproduction: per-setting means and standard errors, the
-crossovers, the paper's claims checked (spec 6.3) and the T = 3e4 shape test."""
+crossovers, the paper's claims checked and the T = 3e4 shape test
+(docs/decisions.md#quantum-bo-experiment-level-checks-and-their-bands)."""
 
 from __future__ import annotations
 
@@ -98,7 +99,10 @@ def crossover(summary: dict, key: str, method: str) -> int | None:
 
 
 def checks(summary: dict) -> list[tuple[str, bool | None, str]]:
-    """The spec's experiment-level checks (6.3) as (claim, holds?, evidence); None = not run."""
+    """The experiment-level checks as (claim, holds?, evidence); None = not run.
+
+    See docs/decisions.md#quantum-bo-experiment-level-checks-and-their-bands.
+    """
     out = []
     for key in MAIN_SETTINGS:
         s = summary.get(key, {})
@@ -113,7 +117,7 @@ def checks(summary: dict) -> list[tuple[str, bool | None, str]]:
             lo, hi = (25, 40) if key.startswith("synthetic") else (15, 25)
             out.append(
                 (
-                    f"{key}: reference-code Q-GP-UCB median R(T) in [{lo}, {hi}] (spec 6.3.2)",
+                    f"{key}: reference-code Q-GP-UCB median R(T) in [{lo}, {hi}] (Fig. 1 plateau)",
                     lo <= e["final_median"] <= hi,
                     f"median {e['final_median']:.1f}, locked {e['locked']}/{e['runs']}",
                 )
@@ -125,7 +129,7 @@ def checks(summary: dict) -> list[tuple[str, bool | None, str]]:
         if kernel and linear:
             out.append(
                 (
-                    f"{key}: LinUCB and Q-LinUCB behind the kernel methods (spec 6.3.6)",
+                    f"{key}: LinUCB and Q-LinUCB behind the kernel methods (paper Figs. 1d, 2)",
                     min(linear) > max(kernel),
                     f"linear min {min(linear):.1f} vs kernel max {max(kernel):.1f}",
                 )
@@ -146,17 +150,20 @@ def checks(summary: dict) -> list[tuple[str, bool | None, str]]:
     s3, s4 = summary.get("synthetic-gauss0.3", {}), summary.get("synthetic-gauss0.4", {})
     if "gp-ucb" in s3 and "gp-ucb" in s4:
         a, b = s3["gp-ucb"]["final"][0], s4["gp-ucb"]["final"][0]
-        claim = "GP-UCB regret larger at sigma 0.4 than 0.3 (spec 6.3.7)"
+        claim = "GP-UCB regret larger at sigma 0.4 than 0.3 (paper Fig. 1b)"
         out.append((claim, b > a, f"{b:.1f} vs {a:.1f}"))
     if "q-gp-ucb" in s3 and "q-gp-ucb" in s4:
         a, b = s3["q-gp-ucb"]["queries_per_stage"], s4["q-gp-ucb"]["queries_per_stage"]
-        claim = "Q-GP-UCB spends more queries per stage at sigma 0.4 (spec 6.3.7)"
+        claim = "Q-GP-UCB spends more queries per stage at sigma 0.4 (paper Lemma 1)"
         out.append((claim, b > a, f"{b:.0f} vs {a:.0f}"))
     return out
 
 
 def shape_test(summary: dict) -> dict | None:
-    """Spec 6.3.4: R at T in {1e3, 3e3, 1e4, 3e4} on the long synthetic runs, and increments."""
+    """R at T in {1e3, 3e3, 1e4, 3e4} on the long synthetic runs, and increments.
+
+    See docs/decisions.md#quantum-bo-long-horizon-shape-test.
+    """
     s = summary.get(SHAPE_SETTING)
     if not s:
         return None

@@ -1,4 +1,4 @@
-"""The black-box baselines of the BOS² experiments (spec bos2-attack.md §5.4 items 2-4, §4 E10).
+"""The black-box baselines of the BOS² experiments (Section 5.3 of the thesis).
 
 Each follows the :class:`~frontierbo.attack.base.Attack` contract and queries the model only
 through the :class:`~frontierbo.attack.oracle.QueryOracle`:

@@ -1,6 +1,6 @@
 """AutoZOOM-BiLIN (Tu et al. 2019, "AutoZOOM: autoencoder-based zeroth order optimization method
-for attacking black-box neural networks"), the baseline of spec bos2-attack.md §5.4 item 4, read
-from the paper and the ``AutoZOOM_BiLIN`` class of [R:AutoZOOM ``blackbox_attack.py``].
+for attacking black-box neural networks"), a baseline of the thesis (Section 5.3), read
+from the paper and the ``AutoZOOM_BiLIN`` class of ``IBM/Autozoom-Attack`` (``blackbox_attack.py``).
 
 The C&W loss ``L`` of ZOO (:class:`~frontierbo.attack.baselines.zoo.CarliniWagnerLoss`) is
 minimised over a reduced modifier ``z`` of shape ``(s, s, c)``; the image modifier is its
@@ -16,7 +16,8 @@ bilinear upsampling ``w = Up(z)`` (``align_corners=True``, as the reference's
     6  stage-1 Adam reset and the c switch as in ZOO; after the first target hit at the
        centre, q <- ``q_after_success`` (the reference's ``post_success_setting``; 1 by default)
 
-Like ZOO, it leaves the L_inf ball: success counts only inside it (spec E10). At T = 900 it runs
+Like ZOO, it leaves the L_inf ball: success counts only inside it
+(docs/decisions.md#bos-zoo-and-autozoom-succeed-only-inside-the-ball). At T = 900 it runs
 450 iterations, fewer than the c switch's 1000.
 """
 
@@ -40,13 +41,15 @@ from frontierbo.attack.resize import upsample
 
 @dataclass(frozen=True)
 class AutoZoomBiLin:
-    """AutoZOOM-BiLIN, targeted (module doc). Defaults of spec §5.4 item 4: ``q = 1``, Adam
+    """AutoZOOM-BiLIN, targeted (module doc). Defaults of the AutoZOOM code
+    (docs/decisions.md#bos-zoo-and-autozoom-defaults-from-the-autozoom-code): ``q = 1``, Adam
     ``lr = 1e-2``, ``initial_const = 1``, ``confidence = 0``, ``max_iterations = 1000``;
     ``use_tanh`` False on MNIST, True on CIFAR-10.
 
-    ``side`` is the reduced side ``s`` ([C]): ``None`` takes ``ceil(H / 2)`` (a 4x smaller
-    space: 14 x 14 x 1 on MNIST, 16 x 16 x 3 on CIFAR-10). The reference's ``main.py`` leaves
-    ``img_resize`` at the image size, i.e. no reduction; pass ``side=H`` for that.
+    ``side`` is the reduced side ``s`` (docs/decisions.md#bos-autozoom-reduced-side): ``None`` takes
+    ``ceil(H / 2)`` (a 4x smaller space: 14 x 14 x 1 on MNIST, 16 x 16 x 3 on CIFAR-10). The
+    reference's ``main.py`` leaves ``img_resize`` at the image size, i.e. no reduction; pass
+    ``side=H`` for that.
     """
 
     name: str = "autozoom"

@@ -1,9 +1,9 @@
 """GenAttack (Alzantot et al. 2019, "GenAttack: practical black-box attacks with gradient-free
-optimization"), the baseline of spec bos2-attack.md §5.4 item 2, in two profiles:
+optimization"), a baseline of the thesis (Section 5.3), in two profiles:
 
-* ``"reference"`` (:class:`GenAttackReference`): the ``GenAttack2`` class of [R:GenAttack
-  ``genattack_tf2.py``], which the thesis ran with its defaults (adaptive, no dimension
-  reduction on MNIST/CIFAR-10);
+* ``"reference"`` (:class:`GenAttackReference`): the ``GenAttack2`` class of
+  ``nesl/adversarial_genattack`` (``genattack_tf2.py``), which the thesis ran with its defaults
+  (adaptive, no dimension reduction on MNIST/CIFAR-10);
 * ``"foolbox"`` (:class:`GenAttackFoolbox`): ``foolbox.attacks.GenAttack`` 3.3.4 on a NumPy model
   that queries the oracle.
 
@@ -40,7 +40,7 @@ foolbox 3.3.4's GenAttack (``foolbox/attacks/gen_attack.py``) differs from it as
 * randomness from the global ``np.random`` (seeded from the attack's Generator, then restored);
   ``__call__`` queries the result once more, so ``run`` is called instead.
 
-Both keep every query inside the L_inf ball and the valid range (spec §8.1 item 2). Crossover,
+Both keep every query inside the L_inf ball and the valid range (tested). Crossover,
 parent sampling, the temperature and the mutation law agree.
 """
 
@@ -71,7 +71,8 @@ def _in_ball(oracle: QueryOracle, noise: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class GenAttackReference:
-    """The reference GenAttack (module doc). Defaults of spec §5.4 item 2: ``population = 6``,
+    """The reference GenAttack (module doc). Defaults of the reference code
+    (docs/decisions.md#bos-genattack-defaults-from-its-reference-code): ``population = 6``,
     ``mutation_rate = 0.005``, ``alpha = 0.20``, ``temperature = 0.1``, ``adaptive = True``.
     It runs ``max_steps + 1`` generations (the reference's loop condition ``i <= max_steps``)
     unless the oracle stops it first."""

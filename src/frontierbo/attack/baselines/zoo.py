@@ -1,8 +1,8 @@
 """ZOO-ADAM (Chen et al. 2017, "ZOO: zeroth order optimization based black-box attacks"), the
-targeted baseline of spec bos2-attack.md §5.4 item 3, two ways:
+targeted baseline of the thesis (Section 5.3), two ways:
 
 * :class:`ZooAdam`: our reading of the paper and of the ``ZOO`` class of the AutoZOOM code
-  [R:AutoZOOM ``blackbox_attack.py``], which the thesis ran with its defaults.
+  (``IBM/Autozoom-Attack``, ``blackbox_attack.py``), which the thesis ran with its defaults.
 * :class:`ArtZoo`: ART 1.20.1's ``ZooAttack`` on a ``BlackBoxClassifier``, as a cross-check.
 
 ZOO minimises the C&W loss over an unconstrained modifier ``w`` (paper eq. (4), (7)):
@@ -17,13 +17,14 @@ ZOO minimises the C&W loss over an unconstrained modifier ``w`` (paper eq. (4), 
     4     query L(w) and L(w +- h e_{i_b}) for b = 1..B          (2B + 1 = 257 queries)
     5     g_b <- (L(w + h e_{i_b}) - L(w - h e_{i_b})) / 2h        (paper eq. (6), h = 1e-4)
     6     Adam on the coordinates i_b only (paper Alg. 2)
-    7     the first time the loss term of L(w) hits 0: reset Adam (avoid overshoot, [R])
+    7     the first time the loss term of L(w) hits 0: reset Adam (avoid overshoot, reference)
     8     every ``switch_iterations``: binary search on c (success halves, failure x10)
 
 ZOO minimises the L2 distortion, not L_inf: its queries leave the L_inf ball. Success therefore
-counts only for a query inside the ball (``QueryOracle.query_input``/``scores``, spec E10); a
-target hit outside it is logged and the attack goes on. At T = 900 ZOO runs 3.5 iterations and
-the c search (every 1000 iterations) is never reached; it is kept for fidelity.
+counts only for a query inside the ball (``QueryOracle.query_input``/``scores``); a target hit
+outside it is logged and the attack goes on
+(docs/decisions.md#bos-zoo-and-autozoom-succeed-only-inside-the-ball). At T = 900 ZOO runs 3.5
+iterations and the c search (every 1000 iterations) is never reached; it is kept for fidelity.
 
 ART's ``ZooAttack`` differs from the paper/reference in these ways (read in ART 1.20.1 source):
 
@@ -77,7 +78,7 @@ def seeded_global_numpy(rng: np.random.Generator):
 
 
 def record_trace(oracle: QueryOracle, details: dict) -> None:
-    """Write what spec E10 asks of the log into ``details``: queries, the largest L_inf distance
+    """Write the trace of the ball rule into ``details``: queries, the largest L_inf distance
     queried, and the first query that reached the target outside the ball (index, distance)."""
     log = oracle.log
     details["queries"] = len(log)
@@ -171,8 +172,8 @@ class ConstantSearch:
 
 
 class CarliniWagnerSchedule:
-    """The bookkeeping around each iteration that ZOO and AutoZOOM share [R:AutoZOOM
-    ``blackbox_attack.attack``]: Adam reset at the first zero loss term ("stage 1"), the first
+    """The bookkeeping around each iteration that ZOO and AutoZOOM share (the AutoZOOM code's
+    ``blackbox_attack.attack``): Adam reset at the first zero loss term ("stage 1"), the first
     iteration whose centre hits the target, and the c switch."""
 
     def __init__(self, adam: Adam, initial_const: float, switch_iterations: int):
@@ -212,7 +213,8 @@ def check_cw_settings(lr, initial_const, confidence, switch_iterations, max_iter
 
 @dataclass(frozen=True)
 class ZooAdam:
-    """ZOO-ADAM, targeted (module doc). Defaults of spec §5.4 item 3: ``h = 1e-4``,
+    """ZOO-ADAM, targeted (module doc). Defaults of the AutoZOOM code
+    (docs/decisions.md#bos-zoo-and-autozoom-defaults-from-the-autozoom-code): ``h = 1e-4``,
     ``coordinates = 128`` per iteration, Adam ``lr = 0.01``, ``initial_const = 1``,
     ``confidence = 0``; ``use_tanh`` False on MNIST, True on CIFAR-10."""
 

@@ -128,8 +128,9 @@ def preprocess_inputs(
         factor applied after centring, so an isotropic length-scale l (in the units after the
         division) becomes s * l in the units of X.
 
-    The order is centre first, then scale (spec §5.1): scaling first and centring later would
-    shrink the data of a one-sided domain and change sigma_min, hence the privacy branch.
+    The order is centre first, then scale: scaling first and centring later would shrink the
+    data of a one-sided domain and change sigma_min, hence the privacy branch
+    (docs/decisions.md#po-gp-ucb-centre-before-scaling-to-max-norm-25).
     """
     X = check_matrix(X_raw, "X_raw").copy()
     max_norm = check_positive(max_norm, "max_norm")
@@ -152,7 +153,7 @@ def preprocess_inputs(
 def singular_values(X) -> np.ndarray:
     """Singular values (min(n, d),) of an (n, d) matrix, largest first.
 
-    sigma_min of the preprocessed inputs decides the branch of the curator (spec §6).
+    sigma_min of the preprocessed inputs decides the branch of the curator (Algorithm 1, line 6).
     """
     return np.linalg.svd(check_matrix(X, "X"), compute_uv=False)
 

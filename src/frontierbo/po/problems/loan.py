@@ -1,12 +1,14 @@
-"""Loan applications data set of the PO-GP-UCB paper (spec §5.3, §7): n = 36000, d = 3.
+"""Loan applications data set of the PO-GP-UCB paper (Section 4): n = 36000, d = 3.
 
 Inputs: LendingClub ``funded_amnt_inv`` (dollars), ``int_rate`` (percent), ``annual_inc``
 (dollars), divided by the thesis ARD length-scales, centred and scaled to max row norm 25 (so
 the modeler's isotropic length-scale is the scale s). Objective: log ROI, maximised, with
-ROI = (total_pymnt - funded_amnt) / funded_amnt restricted to ROI > 0 (spec §5.3, ours).
+ROI = (total_pymnt - funded_amnt) / funded_amnt restricted to ROI > 0
+(docs/decisions.md#po-gp-ucb-loan-roi-definition).
 
 The real 2007-2011 file is not available offline; :func:`loan_substitute` generates a
-calibrated stand-in (spec §7), and :func:`load_lendingclub_csv` reads a user-supplied CSV.
+calibrated stand-in (docs/decisions.md#po-gp-ucb-loan-substitute-data), and
+:func:`load_lendingclub_csv` reads a user-supplied CSV.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ ROI_COLUMNS = ("total_pymnt", "funded_amnt")
 # Thesis hyperparameters: ARD length-scales in raw units (dollars, percent, dollars).
 THESIS_LENGTHSCALES = (18985.93, 10.505, 171490.464)
 THESIS = {"mean": -2.742, "signal_variance": 2.118, "noise_variance": 0.83}
-# sigma_min interval implied by Tables 4-6 (spec §6.4) and the substitute's target (its middle).
+# sigma_min interval implied by Tables 4-6 and the substitute's target (its middle)
+# (docs/decisions.md#po-gp-ucb-sigma_min-intervals-implied-by-the-captions).
 SIGMA_MIN_RANGE = (202.4, 223.7)
 SUBSTITUTE_SIGMA_MIN = 213.0
 
@@ -149,7 +152,8 @@ def load_lendingclub_csv(
 
 
 def _substitute_features(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Raw (n, 3) features before the income cap (spec §7 marginals, our tail).
+    """Raw (n, 3) features before the income cap (our approximate marginals and tail;
+    docs/decisions.md#po-gp-ucb-loan-substitute-data).
 
     funded_amnt_inv ~ lognormal(median 9000, log-sd 0.65) clipped to [0, 35000]; int_rate ~
     N(12, 3.7) clipped to [5.42, 24.59], correlation 0.3 with log amount; annual_inc ~
@@ -257,7 +261,8 @@ def loan_substitute(
     target_sigma_min: float = SUBSTITUTE_SIGMA_MIN,
     n_features: int = 2000,
 ) -> Problem:
-    """Calibrated stand-in for the LendingClub data (spec §7 "Loan substitute").
+    """Calibrated stand-in for the LendingClub data
+    (docs/decisions.md#po-gp-ucb-loan-substitute-data).
 
     Features as in :func:`_substitute_features`, the income cap calibrated by bisection so that
     sigma_min of the preprocessed (n, 3) inputs equals ``target_sigma_min`` (213, the middle of
@@ -283,7 +288,7 @@ def loan_substitute(
         "sigma_min_reached": reached,
         "rff_features": n_features,
     }
-    source = "substitute generator (calibrated LendingClub-like features, RFF GP outputs; spec §7)"
+    source = "substitute generator (calibrated LendingClub-like features, RFF GP outputs)"
     return _thesis_problem(X_raw, THESIS["mean"] + f + eta, source, meta)
 
 

@@ -1,4 +1,4 @@
-"""Private property price data set of the PO-GP-UCB paper (spec §5.4, §6.4, §7): n = 2004, d = 2.
+"""Private property price data set of the PO-GP-UCB paper (Section 4): n = 2004, d = 2.
 
 Real data: a seeded 2004-row subsample of the URA private-residential project file
 ``ura/ura_private_projects.csv`` (header ``lat,lon,svy21_x,svy21_y,price_psm``). Inputs are
@@ -6,7 +6,8 @@ Real data: a seeded 2004-row subsample of the URA private-residential project fi
 isotropic kernel here); the objective is g = -log(price_psm), maximised (cheapest property).
 
 Fallback (file missing): :func:`property_substitute`, a 15-cluster mixture in Singapore's
-longitude/latitude box with outputs drawn from the GP with the thesis hyperparameters.
+longitude/latitude box with outputs drawn from the GP with the thesis hyperparameters
+(docs/decisions.md#po-gp-ucb-property-data-from-the-ura-file).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from frontierbo.po.problems.base import Problem, preprocess_inputs, singular_val
 
 URA_FILE = "ura/ura_private_projects.csv"
 N_PROPERTY = 2004
-# sigma_min of the preprocessed inputs implied by Tables 7-9 (spec §6.4) and the substitute target.
+# sigma_min of the preprocessed inputs implied by Tables 7-9 and the substitute target
+# (docs/decisions.md#po-gp-ucb-sigma_min-intervals-implied-by-the-captions).
 SIGMA_MIN_RANGE = (174.2, 205.1)
 SUBSTITUTE_SIGMA_MIN = 183.0
 # Thesis hyperparameters for log(price) (mean 6.85, so -6.85 for g = -log price).
@@ -82,7 +84,8 @@ def load_property_data(
 
     The subsample of ``n`` rows is drawn with ``default_rng((seed, attempt))`` for attempt =
     0, 1, ...; the first attempt whose sigma_min (after centre-then-normalise) lies in
-    [174.2, 205.1) is kept (spec §7: about 68 % of subsamples do). The attempt is recorded.
+    [174.2, 205.1) is kept (about 68 % of subsamples do;
+    docs/decisions.md#po-gp-ucb-property-data-from-the-ura-file). The attempt is recorded.
 
     Args:
         path: explicit file; default: ``ura/ura_private_projects.csv`` under the data root.
@@ -219,7 +222,8 @@ def property_real(
     )
 
 
-# Singapore's longitude/latitude box (degrees) for the fallback generator (spec §7).
+# Singapore's longitude/latitude box (degrees) for the fallback generator
+# (docs/decisions.md#po-gp-ucb-property-data-from-the-ura-file).
 _LON_BOX = (103.60, 104.05)
 _LAT_BOX = (1.23, 1.47)
 _N_CLUSTERS = 15
@@ -272,7 +276,8 @@ def _calibrate_stretch(Xc: np.ndarray, target: float) -> tuple[float, float]:
 def property_substitute(
     seed: SeedLike = 0, n: int = N_PROPERTY, target_sigma_min: float = SUBSTITUTE_SIGMA_MIN
 ) -> Problem:
-    """Fallback property data set (spec §7): synthetic lon/lat and GP-sampled log prices.
+    """Fallback property data set: synthetic lon/lat and GP-sampled log prices
+    (docs/decisions.md#po-gp-ucb-property-data-from-the-ura-file).
 
     Inputs: a 15-cluster mixture in Singapore's box, centred, minor principal axis stretched
     (calibrated by bisection) so that sigma_min = ``target_sigma_min`` (183, the middle of
@@ -303,7 +308,7 @@ def property_substitute(
         noise_variance=THESIS["noise_variance"],
         prior_mean=-THESIS["mean_log_price"],
         observation_noise_std=0.0,  # the stored values already contain eta
-        source="substitute generator (15-cluster lon/lat mixture, GP outputs; spec §7)",
+        source="substitute generator (15-cluster lon/lat mixture, GP outputs)",
         meta={
             "seed": seed if not isinstance(seed, np.random.Generator) else "generator",
             "scale": s,

@@ -1,4 +1,4 @@
-"""Synthetic GP data set of the PO-GP-UCB paper (spec §5.2): a GP sample on a 100 x 100 grid.
+"""Synthetic GP data set of the PO-GP-UCB paper (Section 4): a GP sample on a 100 x 100 grid.
 
 Two geometries (:data:`SYNTHETIC_GEOMETRIES`):
 
@@ -8,8 +8,9 @@ Two geometries (:data:`SYNTHETIC_GEOMETRIES`):
   length-scales per axis), signal variance 1, noise variance 1e-5, and a new GP sample for every
   run (the code draws one per seed folder).
 * ``"table1"``: linspace(-4, 4, 100)^2 with l = 1.25 in grid units (6.4 length-scales per axis),
-  one sample shared by every run of a base seed. Chosen before the authors' code was read (spec
-  §8.5) because it matched the PO cells of Table 1 best; kept for comparison.
+  one sample shared by every run of a base seed. Chosen before the authors' code was read
+  because it matched the PO cells of Table 1 best; kept for comparison
+  (docs/decisions.md#po-gp-ucb-synthetic-grid-geometry).
 
 The SE kernel factorises over coordinates, so on a product grid its covariance matrix is a
 Kronecker product K = K1 (x) K2 of the two 1-D kernel matrices. A sample is then
