@@ -10,7 +10,6 @@ from scipy import stats
 from frontierbo.core.acquisition import (
     AllExcludedError,
     beta_srinivas,
-    resolve_width,
     select_max,
     select_ucb,
     ucb,
@@ -131,15 +130,6 @@ def test_random_ties_keep_the_random_stream_of_the_ldp_algorithms():
     untied = np.random.default_rng(1)
     select_max(np.array([0.0, 2.0, 1.0]), ties="random", rng=untied)
     assert untied.random() == np.random.default_rng(1).random()  # no draw without a tie
-
-
-def test_resolve_width_alias():
-    assert resolve_width(None, None, default="log", owner="X") == "log"
-    assert resolve_width(2.0, None, default="log", owner="X") == 2.0
-    with pytest.warns(DeprecationWarning, match=r"X\(beta=\.\.\.\) is deprecated"):
-        assert resolve_width(None, 1.5, default="log", owner="X") == 1.5
-    with pytest.raises(TypeError, match="width only"):
-        resolve_width(1.0, 1.0, default=None, owner="X")
 
 
 # -- the GP's public posterior and GPUCB ----------------------------------------------------------

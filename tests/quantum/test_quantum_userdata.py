@@ -133,20 +133,6 @@ def test_options_are_used_and_reported(tables):
     assert lin["parameters"]["encoding"] is None
 
 
-def test_beta_keyword_is_a_deprecated_alias_of_width(tables):
-    path, _ = tables["gaussian"]
-    new = run_quantum_on_csv(path, 300, 2, width=1.5)
-    with pytest.warns(DeprecationWarning, match=r"run_quantum_on_csv\(beta=\.\.\.\) is deprecated"):
-        old = run_quantum_on_csv(path, 300, 2, beta=1.5)
-    drop = ("seconds",)
-    assert {k: v for k, v in old.items() if k not in drop} == {
-        k: v for k, v in new.items() if k not in drop
-    }
-    assert old["parameters"]["beta"] == 1.5  # the stored key keeps its name
-    with pytest.raises(TypeError, match="width only"):
-        run_quantum_on_csv(path, 300, 2, width=1.5, beta=1.5)
-
-
 def test_features_selection_and_normalisation(tmp_path):
     path = tmp_path / "t.csv"
     rows = ["name,a,b,const,p"] + [f"arm{i},{i * 10},{5 - i},7,{0.1 * i:.1f}" for i in range(6)]
@@ -188,10 +174,9 @@ def test_cli_run_quantum_bo(tables, tmp_path, capsys):
     assert main([*argv, "--width", "2", "--seed", "3"]) == 0
     text = capsys.readouterr().out
     assert "LinUCB" in text
-    # the deprecated spelling --beta still works, warns, and gives the same run
-    with pytest.warns(DeprecationWarning, match="--beta is deprecated; use --width"):
-        assert main([*argv, "--beta", "2", "--seed", "3"]) == 0
-    assert capsys.readouterr().out == text
+    # the old spelling --beta is refused with its new name (no alias: one flag, one meaning)
+    assert main([*argv, "--beta", "2", "--seed", "3"]) == 2
+    assert "--beta was renamed --width" in capsys.readouterr().err
 
 
 def _bad(tmp_path, content):

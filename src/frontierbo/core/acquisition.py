@@ -22,7 +22,6 @@ excluded raises :class:`AllExcludedError`.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -34,7 +33,6 @@ __all__ = [
     "AllExcludedError",
     "beta_srinivas",
     "make_beta_schedule",
-    "resolve_width",
     "select_max",
     "select_ucb",
     "ucb",
@@ -84,28 +82,6 @@ def width_from_beta(beta: float) -> float:
     if isinstance(beta, float | np.floating) and 0.0 <= beta < math.inf:  # GPUCB.ask's fast path
         return math.sqrt(beta)
     return math.sqrt(check_real(beta, "beta", low=0.0, low_open=False))
-
-
-def resolve_width(width, beta, *, default, owner: str):
-    """The value of a ``width=`` keyword whose deprecated alias is ``beta=`` (a sigma multiplier).
-
-    ``beta`` given: a ``DeprecationWarning`` and its value, unchanged; both given: ``TypeError``;
-    neither: ``default``. ``owner`` names the callable in the messages.
-
-    Left only for ``run_quantum_on_csv(beta=)`` and ``run quantum-bo --beta``
-    (:mod:`frontierbo.quantum.userdata`, :mod:`frontierbo.quantum.cli`); delete it with them.
-    """
-    if beta is None:
-        return default if width is None else width
-    if width is not None:
-        raise TypeError(f"{owner}: pass width only (beta is its deprecated alias), got both")
-    warnings.warn(
-        f"{owner}(beta=...) is deprecated, pass width=... (the same value): in frontierbo a "
-        "multiplier of sigma is called width, and beta means UCB = mean + sqrt(beta) * std",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return beta
 
 
 # -- scores ------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ budget T: oracle queries in all (a stage spends many), not rounds.
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 
 from frontierbo.experiments.system import (
@@ -65,7 +64,7 @@ def add_run_commands(run: argparse._SubParsersAction) -> None:
         help="UCB width (multiplies sigma): 'log', 'theory' or a number "
         "(default: log for quantum methods, sqrt(2) for classical ones)",
     )
-    width.add_argument("--beta", default=None, help=argparse.SUPPRESS)  # deprecated: --width
+    add_renamed(parser, "--beta", "--width", "the UCB width, a multiplier of sigma")
     parser.add_argument(
         "--weighting",
         choices=("paper", "reference"),
@@ -102,9 +101,6 @@ def _run(args) -> str:
     from frontierbo.quantum.userdata import format_quantum_result, run_quantum_on_csv
 
     width = args.width
-    if args.beta is not None:
-        warnings.warn("--beta is deprecated; use --width", DeprecationWarning, stacklevel=2)
-        width = args.beta
     if args.lengthscale is not None and args.algorithm in ("q-linucb", "linucb"):
         raise ValueError(
             f"--lengthscale applies to the GP methods q-gp-ucb and gp-ucb only; {args.algorithm} "

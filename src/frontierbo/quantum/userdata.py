@@ -38,7 +38,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from frontierbo._validation import check_int, check_real
-from frontierbo.core.acquisition import resolve_width
 from frontierbo.io import (
     RESULT_FILENAME,
     check_magnitude,
@@ -280,7 +279,6 @@ def run_quantum_on_csv(
     backend: str = "numpy",
     delta: float = 0.05,
     out: str | os.PathLike | None = None,
-    beta: float | str | None = None,
 ) -> dict:
     """Run ``algorithm`` for ``budget`` queries on the arm table in ``path`` (module doc).
 
@@ -303,8 +301,6 @@ def run_quantum_on_csv(
             the ``"theory"`` width; ``--failure-probability``, not a privacy parameter).
         out: directory; when given, ``out/result.json`` is written atomically after the run,
             without ``seconds``: two runs with the same inputs and seed write identical files.
-        beta: deprecated alias of ``width`` (``DeprecationWarning``; the result keeps the key
-            ``"beta"`` for the width).
 
     Returns a JSON-ready dict: the inputs and ``parameters``; ``total_queries``, ``num_stages``,
     ``last_stage_start`` (queries spent before the last stage, ``< budget``); ``regret``
@@ -323,7 +319,6 @@ def run_quantum_on_csv(
         FileNotFoundError, ValueError, TypeError: for any bad argument, before any work is done
         and before any file is created.
     """
-    width = resolve_width(width, beta, default=None, owner="run_quantum_on_csv")
     algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta = (
         _check_params(
             algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta
