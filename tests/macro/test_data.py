@@ -7,6 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
+from frontierbo.data import KNOWN_SHA256
 from frontierbo.macro import data as macro_data
 from frontierbo.macro.data import (
     PLANKTON_HYPERPARAMETERS,
@@ -104,7 +105,7 @@ def test_traffic_values_and_hyperparameters(real_traffic):
     np.testing.assert_array_equal(ds.domain.inputs, cells)
     assert cells[:, 0].max() <= 49 and cells[:, 1].max() <= 99
     for rel in TRAFFIC_FILES:
-        assert ds.meta["sha256"][rel] == macro_data.SHA256[rel]
+        assert ds.meta["sha256"][rel] == KNOWN_SHA256[rel]
 
 
 @TRAFFIC

@@ -25,20 +25,20 @@ import re
 
 import numpy as np
 
-from frontierbo.data import data_available, resolve_data_path, verify_sha256
+from frontierbo.data import KNOWN_SHA256, data_available, resolve_data_path, verify_sha256
 
-#: sha256 of the MNIST files (shared/data/mnist/README.md), keyed by path below the data root.
+#: The MNIST files, their sha256 from the dataset registry (``frontierbo data list``).
 MNIST_FILES: dict[str, tuple[str, str, str, str]] = {
     # split: (relative path, sha256, images key, labels key)
     "test": (
         "mnist/mnist_test.npz",
-        "b8d30bd15bf8aec9eb69ca5b88ee72078b29f27777d7b2a2d53a588f90a19fec",
+        KNOWN_SHA256["mnist/mnist_test.npz"],
         "x_test",
         "y_test",
     ),
     "train": (
         "mnist/mnist_train_first10k.npz",
-        "07a577c142018b7eb35478bcfa454563bd16edf66fffcaa6db5ffdf437ed70c3",
+        KNOWN_SHA256["mnist/mnist_train_first10k.npz"],
         "x_train",
         "y_train",
     ),
@@ -62,12 +62,12 @@ CIFAR10_CLASSES = (
 MNIST_TEST_IDX = (
     (
         "mnist/t10k-images-idx3-ubyte.gz",
-        "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+        KNOWN_SHA256["mnist/t10k-images-idx3-ubyte.gz"],
         16,
     ),
     (
         "mnist/t10k-labels-idx1-ubyte.gz",
-        "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+        KNOWN_SHA256["mnist/t10k-labels-idx1-ubyte.gz"],
         8,
     ),
 )

@@ -49,15 +49,12 @@ from frontierbo._validation import (
     check_real,
 )
 from frontierbo.core.kernels import Matern52, SquaredExponential
-from frontierbo.data import resolve_data_path, verify_sha256
+from frontierbo.data import KNOWN_SHA256, resolve_data_path, verify_sha256
 
 LIGHT_FILE = "ldp/light_sensor/iw_data_all.mat"
 STOCK_FILE = "ldp/stocks/fin.csv"
-# sha256 from shared/data/ldp/README.md, keyed by the path below the data root.
-LDP_SHA256: dict[str, str] = {
-    LIGHT_FILE: "3d87e03ae8bc9e3f0a4abeb57c64933c7d3dee7476ac5c4f6ca28b4efc357c15",
-    STOCK_FILE: "e9f7d7c3a0ad4ada75e5b8fa3830c77ed0579232b45837438c671d83b1818199",
-}
+#: sha256 of the files read here, from the dataset registry (``frontierbo data list``).
+LDP_SHA256: dict[str, str] = {path: KNOWN_SHA256[path] for path in (LIGHT_FILE, STOCK_FILE)}
 
 STOCK_TICKERS = (
     "AAPL", "AXP", "BA", "CAT", "CSCO", "CVX", "DIS", "GE", "GS", "HD", "IBM", "INTC", "JNJ", "JPM",

@@ -28,29 +28,11 @@ import numpy as np
 from frontierbo._validation import SeedLike, as_generator, check_int, check_probability
 from frontierbo.core.kernels import SquaredExponential
 from frontierbo.core.sampling import psd_root, sample_se_on_grid
-from frontierbo.data import data_available, resolve_data_path, verify_sha256
+from frontierbo.data import KNOWN_SHA256, data_available, resolve_data_path, verify_sha256
 from frontierbo.macro.domains import GraphDomain, GridDomain, sample_start_locations
 
 SOURCES = ("real", "substitute", "synthetic")
 
-#: sha256 of the files read here (shared/data/macro/README.md), keyed by path below the root.
-SHA256: dict[str, str] = {
-    "macro/traffic/slot18/tlog18.dom": (
-        "2292b5450c1d9f29194e6a7686d61d29a5edc82a4de75c8b50494d1341a0624a"
-    ),
-    "macro/traffic/slot18/tlog18.cfg": (
-        "91ec821258ecf52e6937166a3754ac873e4b44f5a11f31b6a4d61f12a8125b65"
-    ),
-    "macro/temperature/all_neighbours.txt": (
-        "4b87a1426d93d34ec06c6a2e623a4114b5f75c2fe4fad1fcdbeab5ff851c9882"
-    ),
-    "macro/temperature/mote_locs.txt": (
-        "315edc6e9cb1d9ff0925723811b505ff73f30a3d151408fcf370faa83b07e515"
-    ),
-    "macro/temperature/fake_coordinates.txt": (
-        "fde49e25597f834c5fc371dc21284cbd2c7dfcfed86f8dc225c28bc0cb3884c6"
-    ),
-}
 TRAFFIC_FILES = ("macro/traffic/slot18/tlog18.dom", "macro/traffic/slot18/tlog18.cfg")
 TEMPERATURE_FILES = (
     "macro/temperature/all_neighbours.txt",
@@ -268,7 +250,7 @@ def traffic(
     dom_path, cfg_path = _traffic_paths(directory)
     checks = {}
     for rel, path in zip(TRAFFIC_FILES, (dom_path, cfg_path), strict=True):
-        checks[rel] = verify_sha256(path, SHA256[rel]) if verify else "not verified"
+        checks[rel] = verify_sha256(path, KNOWN_SHA256[rel]) if verify else "not verified"
     cells, raw, listed = _read_dom(dom_path)
     accessible = raw > -2
     node = np.full(raw.shape[0], -1, dtype=np.int64)
@@ -444,7 +426,7 @@ def temperature(
         paths = [resolve_data_path(rel, folder / Path(rel).name) for rel in TEMPERATURE_FILES]
     checks = {}
     for rel, path in zip(TEMPERATURE_FILES, paths, strict=True):
-        checks[rel] = verify_sha256(path, SHA256[rel]) if verify else "not verified"
+        checks[rel] = verify_sha256(path, KNOWN_SHA256[rel]) if verify else "not verified"
     adjacency = _read_rows(paths[0])
     n = len(adjacency)
     inputs = np.full((n, 2), np.nan)

@@ -42,7 +42,7 @@ from frontierbo._validation import (
     check_positive,
     check_vector,
 )
-from frontierbo.data import resolve_data_path, verify_sha256
+from frontierbo.data import KNOWN_SHA256, resolve_data_path, verify_sha256
 from frontierbo.quantum.rewards import BernoulliReward, GaussianReward
 
 __all__ = [
@@ -72,7 +72,7 @@ __all__ = [
 PathLike = str | os.PathLike
 
 REFERENCE_FILE = "quantum/synth_function.json"
-REFERENCE_SHA256 = "520497894382115a309579b1dc460825c6558dba4efd72eaaa168dd5908533f2"
+REFERENCE_SHA256 = KNOWN_SHA256[REFERENCE_FILE]
 REFERENCE_RFF_KEYS = (
     "rff_synth_sigma0.3",
     "rff_synth_sigma0.4_and_bernoulli",
@@ -81,7 +81,7 @@ REFERENCE_RFF_KEYS = (
 )
 
 PIMA_FILE = "pima/diabetes.csv"
-PIMA_SHA256 = "698c203a14aa31941d2251175330c9199f3ccdb31597abbba2a3e35416257a72"
+PIMA_SHA256 = KNOWN_SHA256[PIMA_FILE]
 PIMA_COLUMNS = (
     "Pregnancies",
     "Glucose",
