@@ -306,15 +306,12 @@ class CuratorService:
         other (then only authentication is checked; the router answers 404). An
         unauthenticated refusal is only counted (:class:`RefusalCounter`): a flood of bad tokens
         takes no write lock per request and adds a bounded number of audit lines."""
-        rows = token and self.store.read(
-            "SELECT name, role FROM curator_modelers WHERE token_sha256 = ? AND revoked = 0",
-            (token_sha256(token),),
-        )
-        if not rows:
+        caller = self.store.caller(token)
+        if caller is None:
             outcome = "no token" if not token else "bad or revoked token"
             self.refusals.add(endpoint if endpoint in ACCESS else OTHER_PATH, outcome, 401)
             return 401, {"detail": DENIED}, None
-        name, role = rows[0]
+        name, role = caller
         if endpoint in ACCESS and role not in ACCESS[endpoint]:
             self.record(name, endpoint, f"refused to a {role}", 403)
             return 403, {"detail": forbidden(role, endpoint)}, None

@@ -222,15 +222,20 @@ class CuratorStore:
             )
         return token
 
-    def role(self, token: str | None) -> str | None:
-        """The role of an active (not revoked) token, or None."""
+    def caller(self, token: str | None) -> tuple[str, str] | None:
+        """``(name, role)`` of an active (not revoked) token, or None."""
         if not token:
             return None
         rows = self.read(
-            "SELECT role FROM curator_modelers WHERE token_sha256 = ? AND revoked = 0",
+            "SELECT name, role FROM curator_modelers WHERE token_sha256 = ? AND revoked = 0",
             (token_sha256(token),),
         )
-        return rows[0][0] if rows else None
+        return rows[0] if rows else None
+
+    def role(self, token: str | None) -> str | None:
+        """The role of an active (not revoked) token, or None."""
+        caller = self.caller(token)
+        return None if caller is None else caller[1]
 
     def revoke_modeler(self, name: str) -> None:
         with self.transaction() as c:
