@@ -80,3 +80,13 @@ def test_a_renamed_flag_is_refused_naming_the_new_one(argv, message, capsys):
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("frontierbo: error: ")
     assert message in err
+
+
+@pytest.mark.parametrize("value", ["-1e3", "-1E-3", "-.5", "-3"])
+def test_every_command_takes_negative_numbers_as_values(value):
+    """argparse's own rule reads -1e3 as an unknown option ("expected one argument"); the
+    shared parser takes it as a value in every command, not only in ``tell``."""
+    args = build_parser().parse_args(
+        ["run", "macro-bo", "--data", "f.csv", "--target", "v", "--beta", value]
+    )
+    assert args.beta == float(value)

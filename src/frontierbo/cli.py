@@ -16,6 +16,7 @@ import warnings
 
 from frontierbo.dashboard.cli import add_commands as dashboard_commands
 from frontierbo.data_cli import add_commands as data_commands
+from frontierbo.flags import NEGATIVE_NUMBER
 from frontierbo.registry import systems
 from frontierbo.study.cli import add_commands as study_commands
 
@@ -33,6 +34,7 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER  # -1e3 is a value of every command
         self.set_defaults(command_prog=self.prog)  # the innermost command's prog wins
 
     def error(self, message: str):

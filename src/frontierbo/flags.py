@@ -24,11 +24,28 @@ A renamed flag is refused with one line naming its new name (:func:`add_renamed`
 from __future__ import annotations
 
 import argparse
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["FLAGS", "Flag", "Renamed", "add_renamed", "option_uses", "violations"]
+__all__ = [
+    "FLAGS",
+    "NEGATIVE_NUMBER",
+    "Flag",
+    "Renamed",
+    "add_renamed",
+    "option_uses",
+    "violations",
+]
+
+
+#: What a parser must take as a (negative) number, not as an option: argparse's own matcher knows
+#: only -3 and -0.5, so ``--value -1e3`` was "expected one argument". -inf and -nan parse too, to
+#: be refused by the option's own check, which names it. (No frontierbo flag looks like one.)
+NEGATIVE_NUMBER = re.compile(
+    r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)

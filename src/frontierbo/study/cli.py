@@ -15,25 +15,11 @@ import argparse
 import functools
 import json
 import math
-import re
 import sys
 import warnings
 from pathlib import Path
 
 STORAGE_HELP = "the study database: a SQLite file, or a database URL (default study.db)"
-
-#: What argparse must take as a (negative) number, not as an option: its own matcher only
-#: knows -3 and -0.5, so ``--value -1e3`` was "expected one argument". -inf / -nan parse too,
-#: to be refused by the option's own check with its name.
-NEGATIVE_NUMBER = re.compile(
-    r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE
-)
-
-
-def _negative_numbers(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Let ``parser``'s options take any negative number (none of its flags looks like one)."""
-    parser._negative_number_matcher = NEGATIVE_NUMBER
-    return parser
 
 
 def finite_float(flag: str):
@@ -76,7 +62,6 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         help="tell a study the value of a trial",
         description="Record the value measured for a pending trial (once per trial).",
     )
-    _negative_numbers(tell)
     _storage_arguments(tell)
     tell.add_argument("--trial", type=int, required=True, help="the trial number from ask")
     tell.add_argument(
@@ -104,7 +89,6 @@ def _add_create(study) -> None:
     )
     create.add_argument("--candidates", required=True, help="CSV file, one candidate per row")
     create.add_argument("--features", nargs="+", default=None, help="feature columns (all)")
-    _negative_numbers(create)
     create.add_argument("--storage", default="study.db", help=STORAGE_HELP)
     create.add_argument("--name", default="default", help="study name (default)")
     create.add_argument(
