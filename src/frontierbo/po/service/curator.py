@@ -11,7 +11,6 @@ them to HTTP.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from frontierbo.data import file_sha256
 from frontierbo.po.service.privacy import (
     PRIVACIES,
     AnswerNoise,
@@ -77,14 +77,6 @@ def forbidden(role: str, endpoint: str) -> str:
     why = ("the dashboard shows every modeler's queries: it needs a viewer's token"
            if role == "modeler" else "a viewer reads the dashboard's data only")  # fmt: skip
     return f"a {role}'s token may not call {endpoint} ({why})"
-
-
-def file_sha256(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def prepare(store: CuratorStore, data, target: str, *, features=None, minimize: bool = False,
