@@ -362,7 +362,6 @@ def create_study(
     # the settings of a study being loaded are checked against its own algorithm, below
     deferred = load_if_exists and algorithm is None and settings is not None
     sampler = None if deferred else make_sampler(algorithm or DEFAULT_ALGORITHM, settings)
-    _warn_duplicates(X)
     sha = candidates_sha256(X)
     store = Storage(storage)
     store.initialise(_version())
@@ -406,6 +405,7 @@ def create_study(
         )
     study = Study(store, row)
     study.updated = updated
+    _warn_duplicates(study._kept, study._distinct_of)  # the groups the Study found, not again
     return study
 
 
@@ -471,15 +471,14 @@ def distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first[order], rank[np.asarray(inverse).reshape(-1)]
 
 
-def _warn_duplicates(X: np.ndarray) -> None:
-    kept, distinct_of = distinct_rows(X)
-    repeats = X.shape[0] - kept.size
+def _warn_duplicates(kept: np.ndarray, distinct_of: np.ndarray) -> None:
+    repeats = distinct_of.size - kept.size
     if repeats == 0:
         return
     groups: dict[int, list[int]] = {}
-    for row, group in enumerate(distinct_of):
-        if row != kept[group]:
-            groups.setdefault(int(kept[group]), []).append(row)
+    first_of = kept[distinct_of]
+    for row in np.flatnonzero(first_of != np.arange(distinct_of.size)):  # the repeats only
+        groups.setdefault(int(first_of[row]), []).append(int(row))
     shown = [
         f"{'rows' if len(rows) > 1 else 'row'} {', '.join(map(str, rows[:5]))}"
         f"{f' (and {len(rows) - 5} more)' if len(rows) > 5 else ''} "
