@@ -1,5 +1,11 @@
 """Conformance: every registered system passes the same checks (the contract of
-frontierbo.experiments.system, like scikit-learn's check_estimator).
+frontierbo.systems, like scikit-learn's check_estimator).
+
+* every declared ``run`` command: the Python call and the command line agree (signature and
+  defaults), the same seed writes the same result.json, each declared range refuses a value
+  outside it naming the flag and writing nothing (frontierbo.systems.checks);
+* every declared study sampler is seeded and resumes from its database; the
+  ``frontierbo.samplers`` entry points are exactly the declared samplers;
 
 * its smallest reproduction (``reproduce <name> <quick_reproduce>``) runs and writes the shared
   artefacts: runs.jsonl, results.json, summary.csv, report.md and at least one figure; a second
@@ -14,12 +20,67 @@ from __future__ import annotations
 import argparse
 import json
 
+import numpy as np
 import pytest
 
 from frontierbo.cli import build_parser
 from frontierbo.registry import systems
+from frontierbo.systems import checks
+from frontierbo.systems.declare import load
 
 SYSTEMS = systems()
+DECLARED = [s for s in SYSTEMS if hasattr(s, "commands")]  # TRANSITION: until all converted
+COMMANDS = [c for s in DECLARED for c in s.commands]
+SAMPLERS = {name: s.sampler_settings.get(name, {}) for s in DECLARED for name in s.samplers}
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
+def test_command_signature_matches_its_declaration(command):
+    checks.check_signature(command)
+
+
+@pytest.mark.filterwarnings(
+    "ignore::frontierbo.po.random_projection.NotDifferentiallyPrivateWarning"
+)
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c.example], ids=lambda c: c.name)
+def test_command_is_seeded_for_each_algorithm(command, tmp_path):
+    for i, kwargs in enumerate(load(command.example)(tmp_path)):
+        (tmp_path / str(i)).mkdir()
+        result = checks.check_seeded(command, kwargs, tmp_path / str(i))
+        assert load(command.format)(result)
+
+
+@pytest.mark.filterwarnings(
+    "ignore::frontierbo.po.random_projection.NotDifferentiallyPrivateWarning"
+)
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c.example], ids=lambda c: c.name)
+def test_command_refuses_values_outside_its_declared_ranges(command, tmp_path):
+    kwargs = load(command.example)(tmp_path)[0]
+    assert checks.check_refuses_bad_values(command, kwargs, tmp_path) > 0
+
+
+def test_every_command_has_an_example():
+    assert [c.name for c in COMMANDS if not c.example] == []
+
+
+def test_entry_points_are_the_declared_samplers():
+    from importlib.metadata import entry_points
+
+    published = {e.name: e.value for e in entry_points(group="frontierbo.samplers")}
+    declared = {name: target for s in DECLARED for name, target in s.samplers.items()}
+    assert {k: published.get(k) for k in declared} == declared
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLERS))
+def test_sampler_is_seeded_and_resumes(name, tmp_path):
+    rng = np.random.default_rng(0)
+    candidates = rng.uniform(size=(12, 2))
+    values = np.sin(3 * candidates[:, 0]) + candidates[:, 1]
+    objective = lambda row, request: values[row]  # noqa: E731
+    rows = checks.check_sampler(name, candidates, objective, tmp_path, SAMPLERS[name])
+    assert all(0 <= r < 12 for r in rows)
+
+
 SHARED_ARTEFACTS = ("runs.jsonl", "results.json", "summary.csv", "report.md")
 
 
@@ -33,6 +94,8 @@ def _run_parsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def _owned_run_commands(system) -> list[str]:
+    if hasattr(system, "commands"):
+        return [c.name for c in system.commands]
     probe = argparse.ArgumentParser()
     system.add_run_commands(probe.add_subparsers())
     return list(_subparsers(probe))
@@ -61,10 +124,13 @@ def test_registry_names_are_unique_and_listed_in_help():
 )
 @pytest.mark.parametrize("system", SYSTEMS, ids=lambda s: s.name)
 def test_quick_reproduction_writes_the_shared_artefacts_and_resumes(system, cli, tmp_path):
-    for module in system.requires:
+    requires = getattr(getattr(system, "reproduction", system), "requires", ())
+    for module in requires:
         pytest.importorskip(module, reason=f"{system.name}'s optional extra is not installed")
     out = tmp_path / system.name
-    status, text, err = cli(["reproduce", system.name, *system.quick_reproduce, "--out", out])
+    quick = getattr(system, "reproduction", system)
+    quick = getattr(quick, "quick_args", None) or system.quick_reproduce
+    status, text, err = cli(["reproduce", system.name, *quick, "--out", out])
     assert status == 0, err
     for name in SHARED_ARTEFACTS:
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
@@ -73,7 +139,7 @@ def test_quick_reproduction_writes_the_shared_artefacts_and_resumes(system, cli,
     assert isinstance(results, dict) and results
     assert text.rstrip().splitlines()[-1].startswith(f"written to {out}/")
     runs = (out / "runs.jsonl").read_text().splitlines()
-    status, _, err = cli(["reproduce", system.name, *system.quick_reproduce, "--out", out])
+    status, _, err = cli(["reproduce", system.name, *quick, "--out", out])
     assert status == 0, err
     assert (out / "runs.jsonl").read_text().splitlines() == runs  # resumed: nothing re-run
 

@@ -6,9 +6,10 @@ Layers, lowest first (a module may import its own layer and the layers below it)
     1  io, data                      CSV / JSON / atomic writes; data-root resolution and checksums
     2  core                          kernels, GP, fitting, acquisition, the loop
     3  dp                            samplers, accounting, audit statistics
-    4  experiments                   store, runner (local / Dask), report tail, the System contract
+    4  experiments                   store, runner (local / Dask), report tail
        study                         persistent ask / tell studies, their storage and samplers
        dashboard                     the live page over a snapshot; the study dashboard
+       systems                       what a system declares; its commands, run path and checks
     5  po, ldp, quantum, ...         one package per system; a system never imports another system
     6  registry, cli, data_cli       the list of systems, the thin dispatcher, `frontierbo data`
 
@@ -39,6 +40,7 @@ SHARED_LAYERS = {
     "experiments": 4,
     "study": 4,
     "dashboard": 4,
+    "systems": 4,
     "registry": 6,
     "cli": 6,
     "data_cli": 6,

@@ -19,6 +19,7 @@ from frontierbo.data_cli import add_commands as data_commands
 from frontierbo.flags import NEGATIVE_NUMBER
 from frontierbo.registry import systems
 from frontierbo.study.cli import add_commands as study_commands
+from frontierbo.systems.commands import add_system
 
 #: Exceptions a handler raises for bad input or a missing extra (one line, exit status 2).
 USER_ERRORS = (ValueError, TypeError, FileNotFoundError, RuntimeError, ImportError)
@@ -56,10 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
         "reproduce", help="reproduce a paper's figures and tables"
     ).add_subparsers(dest="paper", required=True, metavar="PAPER")
     for system in registered:
-        system.add_run_commands(run)
-        system.add_reproduce_command(reproduce)
-        if system.add_commands is not None:
-            system.add_commands(top)
+        if hasattr(system, "add_run_commands"):  # TRANSITION: old-style, being converted
+            system.add_run_commands(run)
+            system.add_reproduce_command(reproduce)
+            if system.add_commands is not None:
+                system.add_commands(top)
+        else:
+            add_system(system, run, reproduce, top)
     study_commands(top)
     dashboard_commands(top)
     data_commands(top)

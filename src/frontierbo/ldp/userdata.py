@@ -36,19 +36,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from frontierbo._validation import check_int, check_positive, check_real
-from frontierbo.io import (
-    RESULT_FILENAME,
-    check_magnitude,
-    check_out_dir,
-    column,
-    data_path,
-    fmt_number,
-    read_table,
-    write_json_atomic,
-)
+from frontierbo.io import check_magnitude, column, data_path, fmt_number, read_table
 from frontierbo.ldp.experiment import (
-    ALGORITHMS,
     BETA_SCALE,
     DELTA,
     LAM,
@@ -62,12 +51,11 @@ from frontierbo.ldp.problems import (
     kernel_from_samples,
     problem_from_table,
 )
+from frontierbo.ldp.system import ALGORITHMS as ALGORITHMS_RUN
+from frontierbo.ldp.system import RUN
+from frontierbo.systems.userrun import implements, trace_points
 
-__all__ = ["RESULT_FILENAME", "format_ldp_result", "load_reward_table", "run_ldp_on_csv"]
-
-#: Name of the result file written into ``out``.
-#: Number of points of the printed / stored regret trace.
-TRACE_POINTS = 10
+__all__ = ["format_ldp_result", "load_reward_table", "run_ldp_on_csv"]
 
 
 def load_reward_table(
@@ -159,19 +147,7 @@ def problem_from_csv(path, exclude=None) -> tuple[LDPProblem, list[str]]:
     return problem, names
 
 
-def _check_params(algorithm, iterations, seed, epsilon, beta_scale, delta, out):
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"--algorithm must be one of {list(ALGORITHMS)}, got {algorithm!r}")
-    iterations = check_int(iterations, "iterations (--iterations)", low=1)
-    seed = check_int(seed, "seed (--seed)", low=0)
-    if epsilon is not None:
-        epsilon = check_positive(epsilon, "epsilon (--epsilon)")
-    beta_scale = check_real(beta_scale, "beta_scale (--beta-scale)", low=0.0, low_open=False)
-    delta = check_real(delta, "delta (--failure-probability)", low=0.0, high=1.0)
-    out = check_out_dir(out)
-    return iterations, seed, epsilon, beta_scale, delta, out
-
-
+@implements(RUN)
 def run_ldp_on_csv(
     path: str | os.PathLike,
     algorithm: str,
@@ -195,8 +171,7 @@ def run_ldp_on_csv(
         seed: non-negative int; fixes the algorithm's randomness, the row draws and the privacy
             noise (three independent streams).
         exclude: columns that are not arms.
-        out: directory; when given, ``out/result.json`` is written atomically after the run,
-            without ``seconds``: two runs with the same inputs and seed write identical files.
+        out: directory for ``result.json`` (:func:`frontierbo.systems.userrun.implements`).
 
     Returns a JSON-ready dict: the inputs, the problem constants, ``best_arm_found`` (most played
     arm: index, name, mean, share of plays), ``best_arm`` (the largest column mean),
@@ -204,9 +179,6 @@ def run_ldp_on_csv(
     average ``R_T / T``), ``plays`` per arm, ``arms`` (the T arms played) and ``seconds`` (the
     wall time of the run; printed, not stored).
     """
-    iterations, seed, epsilon, beta_scale, delta, out = _check_params(
-        algorithm, iterations, seed, epsilon, beta_scale, delta, out
-    )
     problem, names = problem_from_csv(path, exclude)
     noise_ss, privacy_ss, algo_ss = np.random.SeedSequence(seed).spawn(3)
 
@@ -214,8 +186,7 @@ def run_ldp_on_csv(
         return int(ss.generate_state(1, dtype=np.uint32)[0])
 
     T = iterations
-    trace_t = np.unique(np.round(np.linspace(T / TRACE_POINTS, T, TRACE_POINTS)).astype(int))
-    trace_t = trace_t.clip(1, T)
+    trace_t = trace_points(T)
     with one_blas_thread():
         res = run_trial(
             problem,
@@ -285,10 +256,6 @@ def run_ldp_on_csv(
             "grid, rewards in [-(B+R), B+R]); B and R were computed from this table, which a "
             "deployment must fix in advance"
         )
-    if out is not None:
-        # Wall time is not a result: kept out of the file so that a seed fixes its bytes.
-        stored = {key: value for key, value in result.items() if key != "seconds"}
-        write_json_atomic(out / RESULT_FILENAME, stored)
     return result
 
 
@@ -317,3 +284,13 @@ def format_ldp_result(result: dict) -> str:
     if "seconds" in result:
         lines.append(f"wall time: {result['seconds']:.1f} s")
     return "\n".join(lines)
+
+
+def example(directory) -> list[dict]:
+    """A small reward table (4 arms x 30 rows) and a run of each algorithm on it (conformance)."""
+    rng = np.random.default_rng(0)
+    rewards = rng.standard_t(3, size=(30, 4)) + np.arange(4) * 0.5
+    path = directory / "rewards.csv"
+    lines = ["a,b,c,d"] + [",".join(f"{v:.6f}" for v in row) for row in rewards]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [{"path": path, "algorithm": a, "iterations": 40, "seed": 1} for a in ALGORITHMS_RUN]
