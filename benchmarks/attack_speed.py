@@ -91,9 +91,7 @@ def bench_bayesopt(n: int, d: int, fast: bool) -> float:
     )
     gp = ExactGP(Z, ys, kernel, attack.noise_variance)
     acquire, _ = _timed(
-        lambda: bo.maximise_ucb(
-            bo.UCB(gp, attack.beta_sqrt),
-            Z,
+        lambda: bo.UCB(gp, attack.beta_sqrt).maximize(
             np.random.default_rng(2),
             n_random=attack.n_random,
             n_batches=attack.n_batches,

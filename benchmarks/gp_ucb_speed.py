@@ -38,9 +38,11 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from scipy.spatial.distance import cdist
 
 from frontierbo.core.acquisition import beta_srinivas
+from frontierbo.core.exact import cholesky_with_jitter
 from frontierbo.core.gp_ucb import GPUCB
 from frontierbo.core.kernels import SquaredExponential
 from frontierbo.core.loop import TableOracle, run_bo
+from frontierbo.core.sampling import sample_from_roots
 
 LENGTHSCALE = 1.25
 SIGNAL_VARIANCE = 1.0
@@ -64,26 +66,16 @@ class Problem:
         K1 = math.sqrt(SIGNAL_VARIANCE) * np.exp(
             -0.5 * (g[:, None] - g[None, :]) ** 2 / LENGTHSCALE**2
         )
-        L1, self.jitter = _jittered_cholesky(K1)
+        L1, self.jitter = cholesky_with_jitter(K1, tuple(1e-12 * 10.0**k for k in range(13)))
         rng = np.random.default_rng(seed)
-        W = rng.standard_normal((n_grid, n_grid))
         # F[i, j] = f(g_i, g_j) ~ GP: cov(F[i,j], F[k,l]) = K1[i,k] K1[j,l]; L2 = L1 (same grid).
-        self.f = (L1 @ W @ L1.T).reshape(-1)
+        self.f = sample_from_roots([L1, L1], seed=rng)[0]
         self.init = int(rng.integers(self.n))
         self.noise_seed = seed + 1
 
     def oracle(self) -> TableOracle:
         """A fresh oracle; every implementation sees the same noise sequence, query by query."""
         return TableOracle(self.f, noise_std=math.sqrt(NOISE_VARIANCE), seed=self.noise_seed)
-
-
-def _jittered_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
-    jitter = 1e-12
-    while True:
-        try:
-            return np.linalg.cholesky(K + jitter * np.eye(K.shape[0])), jitter
-        except np.linalg.LinAlgError:
-            jitter *= 10.0
 
 
 # -- (a) ours -------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ import time
 import numpy as np
 
 from frontierbo.dp.samplers import RandomBits
+from frontierbo.ldp.datasets import get_ldp_problem
 from frontierbo.ldp.experiment import (
     ALGORITHMS,
     BETA_SCALE,
@@ -56,7 +57,6 @@ from frontierbo.ldp.experiment import (
     make_algorithm,
     settings,
 )
-from frontierbo.ldp.problems import get_ldp_problem
 from frontierbo.ldp.randomiser import CTL
 
 CHECKPOINTS = (250, 500, 1000, 2000)  # at T = 2000; scaled by T / 2000 otherwise

@@ -3,7 +3,7 @@ way (``frontierbo run macro-bo`` without ``--prefit-on-table``).
 
 The thesis plans with GP hyperparameters fixed before the run: the generating ones for the
 plankton field (E1) and ones fitted a priori on the whole traffic table (E2). A user with a real
-field has neither; :class:`frontierbo.macro.userdata.MapRefit` learns them before every plan from
+field has neither; :class:`frontierbo.macro.field.MapRefit` learns them before every plan from
 the measurements so far (MAP under BoTorch's priors). For each dataset and seed both variants
 run :func:`frontierbo.macro.runner.run_macro` from the same start with the same planner seeds;
 the script prints M1 (average normalised output) and M2 (simple regret) at the end of the budget,
@@ -43,8 +43,8 @@ def planner(method: str, horizon: int, samples: int):
 
 
 def one_run(dataset, method, seed: int, learned: bool) -> tuple[float, float, float]:
+    from frontierbo.macro.field import MapRefit
     from frontierbo.macro.runner import run_macro
-    from frontierbo.macro.userdata import MapRefit
 
     start = int(dataset.starts(1, seed=np.random.default_rng([seed, 1]))[0])
     refit = MapRefit(dataset.domain.inputs, seed) if learned else None

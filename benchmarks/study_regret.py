@@ -78,8 +78,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from frontierbo.study.create import candidates_sha256, create_study
 from frontierbo.study.samplers import GPUCBSampler, RandomSampler, SamplerAskTell, unit_cube
-from frontierbo.study.study import candidates_sha256, create_study
 
 PROBLEMS = ("branin", "hartmann3", "hartmann6", "property")
 METHODS = ("ours", "ours-ei", "botorch", "optuna-gp", "optuna-tpe", "random")

@@ -89,9 +89,10 @@ def _files(folder: Path) -> list[Path]:
 # -- the registry ---------------------------------------------------------------------------------
 def test_registry_lists_every_file_the_loaders_check():
     from frontierbo.attack.data import MNIST_FILES, MNIST_TEST_IDX
-    from frontierbo.ldp.problems import LDP_SHA256
+    from frontierbo.ldp.realdata import LDP_SHA256
     from frontierbo.macro.data import TEMPERATURE_FILES, TRAFFIC_FILES
-    from frontierbo.quantum.problems import PIMA_FILE, REFERENCE_FILE
+    from frontierbo.quantum.automl import PIMA_FILE
+    from frontierbo.quantum.features import REFERENCE_FILE
 
     paths = [*LDP_SHA256, *TRAFFIC_FILES, *TEMPERATURE_FILES, PIMA_FILE, REFERENCE_FILE]
     paths += [path for path, _, _, _ in MNIST_FILES.values()]

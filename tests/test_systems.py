@@ -7,7 +7,7 @@ frontierbo.systems, like scikit-learn's check_estimator).
 * every declared study sampler is seeded and resumes from its database; the
   ``frontierbo.samplers`` entry points are exactly the declared samplers;
 
-* its smallest reproduction (``reproduce <name> <quick_reproduce>``) runs and writes the shared
+* its smallest reproduction (``reproduce <name> <quick_args>``) runs and writes the shared
   artefacts: runs.jsonl, results.json, summary.csv, report.md and at least one figure; a second
   call resumes from the store and recomputes nothing;
 * each of its ``run`` commands' ``--help`` lists only its own options, and another system's
@@ -29,9 +29,8 @@ from frontierbo.systems import checks
 from frontierbo.systems.declare import load
 
 SYSTEMS = systems()
-DECLARED = [s for s in SYSTEMS if hasattr(s, "commands")]  # TRANSITION: until all converted
-COMMANDS = [c for s in DECLARED for c in s.commands]
-SAMPLERS = {name: s.sampler_settings.get(name, {}) for s in DECLARED for name in s.samplers}
+COMMANDS = [c for s in SYSTEMS for c in s.commands]
+SAMPLERS = {name: s.sampler_settings.get(name, {}) for s in SYSTEMS for name in s.samplers}
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
@@ -67,7 +66,7 @@ def test_entry_points_are_the_declared_samplers():
     from importlib.metadata import entry_points
 
     published = {e.name: e.value for e in entry_points(group="frontierbo.samplers")}
-    declared = {name: target for s in DECLARED for name, target in s.samplers.items()}
+    declared = {name: target for s in SYSTEMS for name, target in s.samplers.items()}
     assert {k: published.get(k) for k in declared} == declared
 
 
@@ -94,11 +93,7 @@ def _run_parsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def _owned_run_commands(system) -> list[str]:
-    if hasattr(system, "commands"):
-        return [c.name for c in system.commands]
-    probe = argparse.ArgumentParser()
-    system.add_run_commands(probe.add_subparsers())
-    return list(_subparsers(probe))
+    return [c.name for c in system.commands]
 
 
 def _flags(parser: argparse.ArgumentParser) -> set[str]:
@@ -124,12 +119,10 @@ def test_registry_names_are_unique_and_listed_in_help():
 )
 @pytest.mark.parametrize("system", SYSTEMS, ids=lambda s: s.name)
 def test_quick_reproduction_writes_the_shared_artefacts_and_resumes(system, cli, tmp_path):
-    requires = getattr(getattr(system, "reproduction", system), "requires", ())
-    for module in requires:
+    for module in system.reproduction.requires:
         pytest.importorskip(module, reason=f"{system.name}'s optional extra is not installed")
     out = tmp_path / system.name
-    quick = getattr(system, "reproduction", system)
-    quick = getattr(quick, "quick_args", None) or system.quick_reproduce
+    quick = system.reproduction.quick_args
     status, text, err = cli(["reproduce", system.name, *quick, "--out", out])
     assert status == 0, err
     for name in SHARED_ARTEFACTS:

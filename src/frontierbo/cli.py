@@ -57,13 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         "reproduce", help="reproduce a paper's figures and tables"
     ).add_subparsers(dest="paper", required=True, metavar="PAPER")
     for system in registered:
-        if hasattr(system, "add_run_commands"):  # TRANSITION: old-style, being converted
-            system.add_run_commands(run)
-            system.add_reproduce_command(reproduce)
-            if system.add_commands is not None:
-                system.add_commands(top)
-        else:
-            add_system(system, run, reproduce, top)
+        add_system(system, run, reproduce, top)
     study_commands(top)
     dashboard_commands(top)
     data_commands(top)

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import importlib
 
+from frontierbo.systems.declare import System
+
 #: Modules that declare ``SYSTEM``.
 SYSTEM_MODULES = (
-    "frontierbo.po.cli",
+    "frontierbo.po.system",
     "frontierbo.ldp.system",
-    "frontierbo.quantum.cli",
-    "frontierbo.macro.cli",
-    "frontierbo.attack.cli",
+    "frontierbo.quantum.system",
+    "frontierbo.macro.system",
+    "frontierbo.attack.system",
 )
 
 
-def systems() -> list:
+def systems() -> list[System]:
     """Every registered system, in registry order (names are unique)."""
     found = [importlib.import_module(module).SYSTEM for module in SYSTEM_MODULES]
     names = [system.name for system in found]

@@ -10,11 +10,11 @@ from scipy.stats import qmc
 from frontierbo._threads import one_blas_thread
 from frontierbo.attack.add_gp_ucb import standardise
 from frontierbo.attack.base import execute
-from frontierbo.attack.bayesopt_attack import UCB, BayesOptAttack, maximise_ucb
+from frontierbo.attack.bayesopt_attack import UCB, BayesOptAttack
 from frontierbo.attack.oracle import QueryOracle
 from frontierbo.attack.resize import downsample_many, upsample
 from frontierbo.core.exact import ExactGP
-from frontierbo.core.fit import fit_kernel
+from frontierbo.core.kernel_fit import fit_kernel
 from frontierbo.core.kernels import Matern52
 
 SHAPE = (28, 28, 1)
@@ -81,7 +81,7 @@ def test_ucb_value_and_gradient_agree_with_the_exact_gp_and_finite_differences()
 def test_ucb_optimiser_is_at_least_as_good_as_every_random_candidate():
     gp = _gp(40, 16, seed=2)
     acq = UCB(gp, beta_sqrt=3.0)
-    z, value = maximise_ucb(acq, gp.X, np.random.default_rng(5), n_random=1000, n_batches=4)
+    z, value = acq.maximize(np.random.default_rng(5), n_random=1000, n_batches=4)
     # the same generator state reproduces the candidate pool: 4 batches of 250, data in the first
     rng = np.random.default_rng(5)
     pool = np.vstack([rng.uniform(-1, 1, size=(250, 16)) for _ in range(4)] + [gp.X])

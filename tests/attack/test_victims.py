@@ -1,5 +1,5 @@
-"""The BOS² victims: architectures, the Keras port (against a numpy Keras forward pass), the
-numpy wrapper, and the shipped weights (checksums, accuracies)."""
+"""The BOS² victims: architectures (nets), the Keras port (keras_port, against a numpy Keras
+forward pass), the numpy wrapper, training and the shipped weights (checksums, accuracies)."""
 
 import json
 import shutil
@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 h5py = pytest.importorskip("h5py")
 
+from frontierbo.attack import keras_port, nets, training  # noqa: E402
 from frontierbo.attack import victims as V  # noqa: E402
 from frontierbo.data import data_available, file_sha256  # noqa: E402
 
@@ -26,18 +27,18 @@ def n_params(module):
 
 
 def test_cw_mnist_net_shapes_and_size():
-    net = V.CWMnistNet().eval()
+    net = nets.CWMnistNet().eval()
     assert net(torch.zeros(5, 1, 28, 28)).shape == (5, 10)
     # hand count: convs 320 + 9248 + 18496 + 36928; 4x4x64 -> 200: 205000; 40200; 2010
     assert n_params(net) == 312_202
-    cifar = V.CWMnistNet(in_channels=3, image_size=32, filters=(64, 64, 128, 128), hidden=256)
+    cifar = nets.CWMnistNet(in_channels=3, image_size=32, filters=(64, 64, 128, 128), hidden=256)
     assert cifar.fc1.in_features == 5 * 5 * 128
     assert cifar(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
 
 
 def test_cw_mnist_net_dropout_only_in_training():
     torch.manual_seed(0)
-    net = V.CWMnistNet()
+    net = nets.CWMnistNet()
     x = torch.randn(4, 1, 28, 28)
     net.eval()
     assert torch.equal(net(x), net(x))
@@ -47,7 +48,7 @@ def test_cw_mnist_net_dropout_only_in_training():
 
 def test_keras_cifar_net_shapes_size_and_nonnegative_logits():
     torch.manual_seed(0)
-    net = V.KerasCifarNet().eval()
+    net = nets.KerasCifarNet().eval()
     logits = net(torch.rand(3, 3, 32, 32) * 255)
     assert logits.shape == (3, 10)
     assert torch.all(logits >= 0)  # ReLU on the last dense layer
@@ -134,8 +135,8 @@ def test_port_reproduces_a_numpy_keras_forward_pass(tmp_path):
     rng = np.random.default_rng(0)
     weights = synthetic_keras_weights(rng)
     write_keras_h5(tmp_path / "model.h5", weights, keras_layers())
-    net = V.KerasCifarNet().eval()
-    net.load_state_dict(V.port_keras_cifar(tmp_path / "model.h5"))
+    net = nets.KerasCifarNet().eval()
+    net.load_state_dict(keras_port.port_keras_cifar(tmp_path / "model.h5"))
     x = rng.uniform(0, 255, (4, 32, 32, 3))
     expected = keras_forward(weights, x)
     with torch.no_grad():
@@ -148,7 +149,7 @@ def test_port_first_conv_matches_direct_convolution_of_the_keras_kernel(tmp_path
     rng = np.random.default_rng(1)
     weights = synthetic_keras_weights(rng)
     write_keras_h5(tmp_path / "model.h5", weights, keras_layers())
-    state = V.port_keras_cifar(tmp_path / "model.h5")
+    state = keras_port.port_keras_cifar(tmp_path / "model.h5")
     x = rng.normal(size=(2, 32, 32, 3))
     kernel = weights["conv2d"]["kernel"]  # (kh, kw, in, out)
     # out[n, i, j, o] = sum_{a, b, c} x[n, i + a, j + b, c] kernel[a, b, c, o], loops by hand
@@ -168,15 +169,18 @@ def test_port_reads_the_h5_inside_a_wheel_and_refuses_another_architecture(tmp_p
     write_keras_h5(tmp_path / "model.h5", weights, keras_layers())
     wheel = tmp_path / "cifar_10_model-7.4.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
-        zf.write(tmp_path / "model.h5", V.KERAS_CIFAR_MEMBER)
-    from_h5, from_wheel = V.port_keras_cifar(tmp_path / "model.h5"), V.port_keras_cifar(wheel)
+        zf.write(tmp_path / "model.h5", keras_port.KERAS_CIFAR_MEMBER)
+    from_h5, from_wheel = (
+        keras_port.port_keras_cifar(tmp_path / "model.h5"),
+        keras_port.port_keras_cifar(wheel),
+    )
     assert all(torch.equal(from_h5[k], from_wheel[k]) for k in from_h5)
 
     layers = keras_layers()
     layers[1]["config"]["epsilon"] = 1e-5  # torch's default, not this model's
     write_keras_h5(tmp_path / "other.h5", weights, layers)
     with pytest.raises(ValueError, match="not the cifar-10-model"):
-        V.port_keras_cifar(tmp_path / "other.h5")
+        keras_port.port_keras_cifar(tmp_path / "other.h5")
 
 
 # --------------------------------------------------------------------------- the wrapper
@@ -201,7 +205,7 @@ def test_victim_maps_attack_space_to_the_module_input_nchw():
 
 def test_victim_probabilities_are_a_float64_softmax_and_batching_does_not_matter():
     torch.manual_seed(0)
-    module = V.CWMnistNet()
+    module = nets.CWMnistNet()
     x = np.random.default_rng(0).uniform(-0.5, 0.5, (7, 28, 28, 1))
     small = V.Victim(module, (28, 28, 1), batch_size=3)
     big = V.Victim(module, (28, 28, 1), batch_size=500)
@@ -284,7 +288,7 @@ def test_corrupted_or_missing_shipped_weights_are_clear_errors(tmp_path, monkeyp
 
 def test_user_classifier_from_a_state_dict_or_a_full_module(tmp_path):
     torch.manual_seed(3)
-    module = V.CWMnistNet().eval()
+    module = nets.CWMnistNet().eval()
     torch.save(module.state_dict(), tmp_path / "state.pt")
     torch.save(module, tmp_path / "module.pt")
     x = np.random.default_rng(3).uniform(-0.5, 0.5, (5, 28, 28, 1))
@@ -304,7 +308,7 @@ def test_user_classifier_from_a_state_dict_or_a_full_module(tmp_path):
 @pytest.mark.slow
 @needs_mnist
 def test_training_is_seeded(tmp_path):
-    first = V.train_mnist_victim(tmp_path / "a", seed=5, epochs=1, progress=False)
-    second = V.train_mnist_victim(tmp_path / "b", seed=5, epochs=1, progress=False)
+    first = training.train_mnist_victim(tmp_path / "a", seed=5, epochs=1, progress=False)
+    second = training.train_mnist_victim(tmp_path / "b", seed=5, epochs=1, progress=False)
     assert first["sha256"] == second["sha256"] and first["epochs"] == 1
     assert first["test_accuracy"] > 0.3  # one epoch of the C&W recipe: about 0.6

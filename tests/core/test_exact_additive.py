@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from frontierbo.core.additive import AdditiveKernel, split_groups
-from frontierbo.core.exact import ExactGP
-from frontierbo.core.fit import _gram_and_gradients, fit_kernel, zero_mean_nll
+from frontierbo.core.exact import ExactGP, PoolPosterior, cholesky_with_jitter
+from frontierbo.core.kernel_fit import fit_kernel, gram_and_gradients, zero_mean_nll
 from frontierbo.core.kernels import ExponentialDecay, Matern32, Matern52, SquaredExponential
 
 
@@ -171,7 +171,7 @@ def test_zero_mean_nll_gradient_matches_finite_differences(kernel, fixed_noise):
     # the generic path; either way the log-variance gradient is tr(W K_f), without the noise
     k = kernel
     X, y = _data()
-    gram = _gram_and_gradients(k, X)
+    gram = gram_and_gradients(k, X)
     theta = k.log_params if fixed_noise else np.append(k.log_params, np.log(0.05))
     nll, grad = zero_mean_nll(theta, gram, y, fixed_noise)
     gp = ExactGP(X, y, k, noise_variance=fixed_noise or 0.05)
@@ -228,3 +228,50 @@ def test_extended_gp_refactorises_a_repeated_input_without_noise():
     grown = gp.extended(X[3], y_all)  # a zero pivot: the new factorisation, bit for bit
     fresh = ExactGP(np.vstack([X, X[3]]), y_all, gp.kernel, 0.0)
     assert np.array_equal(grown.L, fresh.L) and grown.jitter == fresh.jitter
+
+
+@pytest.mark.parametrize("kernel", [_additive(), Matern52(0.8, 1.5)])
+def test_pool_posterior_follows_the_gp_as_it_is_extended(kernel):
+    X, y = _data(n=20)
+    rng = np.random.default_rng(4)
+    pool = rng.uniform(-1, 1, size=(50, 7))
+    gp = ExactGP(X, y, kernel, 1e-6, prior_mean=0.3)
+    posterior = PoolPosterior(gp, pool)
+    for _ in range(3):  # outputs rescaled at every step, as the attacks' re-standardisation does
+        x = rng.uniform(-1, 1, size=7)
+        gp = gp.extended(x, 1.1 * np.append(gp.y, rng.normal()))
+        posterior = posterior.extended(gp)
+    assert posterior.n0 == 20 and posterior.gp is gp
+    components = kernel.n_groups if hasattr(kernel, "groups") else 1
+    total = np.zeros(len(pool))
+    for j in range(components):
+        mean, var = posterior.component(j)
+        if hasattr(kernel, "groups"):
+            expected_mean, expected_var = gp.component(j, pool[:, kernel.groups[j]])
+            np.testing.assert_allclose(var, expected_var, atol=1e-10)
+        else:
+            np.testing.assert_allclose(var, gp.predict(pool)[1], atol=1e-10)
+        total += mean
+    np.testing.assert_allclose(total + 0.3, gp.predict(pool)[0], atol=1e-10)
+
+
+def test_pool_posterior_refuses_a_gp_that_is_not_its_extension():
+    X, y = _data(n=10)
+    gp = ExactGP(X, y, Matern52(1.0, 1.0), noise_variance=0.0)
+    posterior = PoolPosterior(gp, X[:4])
+    refactorised = gp.extended(X[3], np.append(y, y[3]))  # a repeated input: a new factor
+    assert posterior.extended(refactorised) is None
+    assert posterior.extended(ExactGP(X[:9], y[:9], gp.kernel, 0.0)) is None
+    with pytest.raises(ValueError, match="pool must have 7 column"):
+        PoolPosterior(gp, X[:, :3])
+
+
+def test_cholesky_with_jitter_takes_the_first_jitter_that_works():
+    K = SquaredExponential(1.0, 2.0)(np.linspace(0, 1, 40)[:, None])  # numerically singular
+    L, jitter = cholesky_with_jitter(K, jitters=(0.0, 1e-10, 1e-6))
+    assert jitter == 1e-10 * 2.0  # relative to the mean diagonal, 2; 0 fails
+    np.testing.assert_allclose(L @ L.T, K + jitter * np.eye(40), atol=1e-12)
+    L0, zero = cholesky_with_jitter(K + np.eye(40))
+    assert zero == 0.0 and np.array_equal(L0, np.linalg.cholesky(K + np.eye(40)))
+    with pytest.raises(np.linalg.LinAlgError, match="even with jitter"):
+        cholesky_with_jitter(-np.eye(3), jitters=(0.0, 1e-8))

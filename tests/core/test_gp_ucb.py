@@ -1,10 +1,12 @@
-"""GP-UCB: beta schedule, ask/tell contract, regret bookkeeping, and performance vs random."""
+"""GP-UCB: beta schedule, ask/tell contract, regret bookkeeping, and performance vs random;
+GP-BUCB's scores with pending rows."""
 
 import numpy as np
 import pytest
 
-from frontierbo.core.acquisition import beta_srinivas, make_beta_schedule
-from frontierbo.core.gp_ucb import GPUCB
+from frontierbo.core.acquisition import beta_srinivas, make_beta_schedule, ucb_scores
+from frontierbo.core.gp import FiniteDomainGP
+from frontierbo.core.gp_ucb import GPUCB, gp_bucb_scores
 from frontierbo.core.kernels import SquaredExponential
 from frontierbo.core.loop import RegretTrace, TableOracle, run_bo
 
@@ -162,3 +164,29 @@ def test_ask_twice_without_tell_returns_the_pending_row_and_keeps_t():
     assert opt.pending is None
     second = opt.ask()
     assert second != first and opt.t == 2
+
+
+def test_gp_bucb_hallucinates_pending_rows_at_the_posterior_mean():
+    g, f, kernel = _grid_problem(n=60, seed=3)
+    gp = FiniteDomainGP(g, kernel, 1e-3)
+    for i in (5, 17, 40):
+        gp.add(i, float(f[i]))
+    width = 2.0
+    plain = gp_bucb_scores(gp, width)
+    np.testing.assert_array_equal(plain, ucb_scores(gp.mean, gp.std, width))  # nothing pending
+    pending = [30, 31]
+    scores = gp_bucb_scores(gp, width, pending)
+    mean, var = gp.hallucinated(None, pending)
+    np.testing.assert_array_equal(mean, gp.mean)  # the mean stays mu_t
+    # the same as a GP told its own posterior mean at the pending rows, one after the other
+    told = FiniteDomainGP(g, kernel, 1e-3)
+    for i in (5, 17, 40):
+        told.add(i, float(f[i]))
+    for i in pending:
+        told.add(i, float(told.mean[i]))
+    np.testing.assert_allclose(var, told.variance, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(scores, mean + width * np.sqrt(var), rtol=0, atol=1e-15)
+    assert np.all(scores <= plain + 1e-12) and scores[30] < plain[30]
+    rows = np.array([3, 30, 59])  # a few rows: the covariance blocks of these rows only
+    np.testing.assert_allclose(gp_bucb_scores(gp, width, pending, rows), scores[rows], rtol=1e-12)
+    np.testing.assert_allclose(gp.hallucinated(rows, pending)[1], var[rows], rtol=1e-9, atol=1e-15)

@@ -1,4 +1,4 @@
-"""Kronecker-factored GP samples on a product grid (core/sampling.py)."""
+"""The one sampler of GP draws (core/sampling.py): square roots, Kronecker-factored grids."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from frontierbo.core import (
     sample_kronecker,
     sample_se_on_grid,
 )
+from frontierbo.core.sampling import sample_from_roots
 
 
 def test_psd_root_reproduces_a_singular_smooth_kernel_matrix():
@@ -75,3 +76,24 @@ def test_se_grid_checks_its_arguments():
         sample_se_on_grid([np.arange(3.0)], object())
     with pytest.raises(ValueError, match="size must be an integer in \\[1, inf\\]"):
         sample_kronecker([np.eye(2)], size=0)
+    with pytest.raises(ValueError, match="square"):
+        sample_from_roots([np.ones((2, 3))])
+
+
+def test_roots_are_applied_as_the_per_sample_products_of_their_factors():
+    # two Cholesky roots: each sample is L1 W L2^T on the same normals, bit for bit (the
+    # products a grid sampler writes by hand), and one root gives L w
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((5, 5)), rng.standard_normal((4, 4))
+    L1 = np.linalg.cholesky(A @ A.T + np.eye(5))
+    L2 = np.linalg.cholesky(B @ B.T + np.eye(4))
+    samples = sample_from_roots([L1, L2], size=3, seed=9)
+    W = np.random.default_rng(9).standard_normal((3, 5, 4))
+    np.testing.assert_array_equal(samples, (L1 @ W @ L2.T).reshape(3, -1))
+    one = sample_from_roots([L1], seed=np.random.default_rng(2))[0]
+    np.testing.assert_allclose(one, L1 @ np.random.default_rng(2).standard_normal(5), rtol=1e-14)
+    # a Generator advances by the normals drawn, as a caller drawing them itself would
+    gen, ref = np.random.default_rng(4), np.random.default_rng(4)
+    sample_from_roots([L1, L2], size=2, seed=gen)
+    ref.standard_normal(2 * 5 * 4)
+    assert gen.random() == ref.random()

@@ -6,8 +6,9 @@ deliberately broken variant, to show that it can fail."""
 import numpy as np
 import pytest
 
-from frontierbo.dp.samplers import LaplaceMechanism
-from frontierbo.po.audit import audit_distinguisher, threshold_audit
+from frontierbo.dp.audit import threshold_audit
+from frontierbo.dp.mechanisms import LaplaceMechanism
+from frontierbo.po.distinguisher import audit_distinguisher
 from frontierbo.po.gaussian_release import GaussianRowMechanism
 from frontierbo.po.random_projection import RandomProjectionMechanism
 

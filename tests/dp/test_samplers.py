@@ -15,10 +15,8 @@ import pytest
 from scipy import stats
 
 from frontierbo.dp.accounting import PrivacyGuarantee
+from frontierbo.dp.mechanisms import MAX_GRID_INDEX, GaussianMechanism, LaplaceMechanism
 from frontierbo.dp.samplers import (
-    MAX_GRID_INDEX,
-    GaussianMechanism,
-    LaplaceMechanism,
     RandomBits,
     discrete_gaussian,
     discrete_laplace,

@@ -1,4 +1,5 @@
-"""Tests of frontierbo.ldp.problems: synthetic generator, real loaders, surrogates
+"""Tests of the LDP-BO problems (ldp.problems, .synthetic, .realdata, .surrogates, .datasets):
+synthetic generator, real loaders, surrogates
 (docs/decisions.md#ldp-bo-surrogate-light-and-stock-data)."""
 
 from __future__ import annotations
@@ -8,26 +9,28 @@ import math
 import numpy as np
 import pytest
 
+from frontierbo.ldp.datasets import LDP_PROBLEM_NAMES, get_ldp_problem
 from frontierbo.ldp.problems import (
-    LDP_PROBLEM_NAMES,
-    LIGHT_FILE,
-    LIGHT_MEANS,
-    STOCK_FILE,
-    STOCK_MEANS,
     AdditiveNoise,
     EmpiricalRewards,
     LDPProblem,
-    code_grid,
-    get_ldp_problem,
     kernel_from_samples,
-    light_sensor_problem,
-    light_sensor_surrogate,
     problem_from_table,
+)
+from frontierbo.ldp.realdata import (
+    LIGHT_FILE,
+    STOCK_FILE,
+    light_sensor_problem,
     read_stock_csv,
     stock_problem,
-    stock_surrogate,
-    synthetic_problem,
 )
+from frontierbo.ldp.surrogates import (
+    LIGHT_MEANS,
+    STOCK_MEANS,
+    light_sensor_surrogate,
+    stock_surrogate,
+)
+from frontierbo.ldp.synthetic import code_grid, synthetic_problem
 
 needs_light = pytest.mark.data(LIGHT_FILE)
 needs_stock = pytest.mark.data(STOCK_FILE)
@@ -103,12 +106,15 @@ def test_explicit_missing_path_is_an_error(tmp_path):
 
 
 def test_missing_file_falls_back_to_surrogate(monkeypatch):
-    import frontierbo.ldp.problems as mod
+    import frontierbo.ldp.datasets as datasets
+    import frontierbo.ldp.realdata as realdata
 
     def not_found(relative, path=None):
         raise FileNotFoundError(relative)
 
-    monkeypatch.setattr(mod, "resolve_data_path", not_found)
+    # the look-up of get_ldp_problem and the loaders' own
+    monkeypatch.setattr(datasets, "resolve_data_path", not_found)
+    monkeypatch.setattr(realdata, "resolve_data_path", not_found)
     p = get_ldp_problem("light")
     assert p.meta["surrogate"] and p.source.startswith("SURROGATE")
     with pytest.raises(FileNotFoundError):

@@ -14,8 +14,8 @@ from frontierbo.core.kernels import PrecomputedKernel, SquaredExponential
 from frontierbo.experiments import ResultStore
 from frontierbo.ldp import experiment as ldp_bo
 from frontierbo.ldp import report
+from frontierbo.ldp.datasets import get_ldp_problem
 from frontierbo.ldp.parameters import ldp_tgp_beta, ldp_tgp_truncation, tgp_truncation
-from frontierbo.ldp.problems import get_ldp_problem
 from frontierbo.ldp.report import reproduce
 from frontierbo.ldp.tgp_ucb import TGPUCB
 from frontierbo.ldp.userdata import load_reward_table, run_ldp_on_csv

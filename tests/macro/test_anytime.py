@@ -10,12 +10,8 @@ import pytest
 from doubles import TorusGrid, exact_q_kappa_one_horizon_two, make_gp
 
 import frontierbo.macro.anytime as anytime_module
-from frontierbo.macro.anytime import (
-    AnytimeEpsilonMacroBO,
-    anytime_delta,
-    anytime_lambda,
-    fresh_node_cost,
-)
+from frontierbo.macro.anytime import AnytimeEpsilonMacroBO, anytime_delta, anytime_lambda
+from frontierbo.macro.anytime_search import fresh_node_cost
 from frontierbo.macro.epsilon_macro_bo import EpsilonMacroBO, tree_nodes
 from frontierbo.macro.input_tree import build_input_tree
 from frontierbo.macro.most_likely import MostLikelyPlanner

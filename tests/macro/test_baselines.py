@@ -13,7 +13,7 @@ from doubles import make_gp as _make_gp
 from scipy.special import erfc
 
 from frontierbo.core.acquisition import beta_srinivas
-from frontierbo.macro.baselines import expected_improvement, greedy_batch, hallucinated_posterior
+from frontierbo.macro.baselines import expected_improvement, greedy_batch
 from frontierbo.macro.baselines_batch import bbo_lp, gp_bucb, gp_bucb_beta, gp_ucb_pe
 from frontierbo.macro.q_ei import ei, q_ei, q_expected_improvement, q_expected_improvement_mc
 from frontierbo.macro.rollout import Rollout
@@ -58,17 +58,17 @@ def test_expected_improvement_is_the_textbook_formula():
     assert expected_improvement([0.3, 1.0], [0.0, 0.0], 0.5).tolist() == [0.0, 0.5]
 
 
-def test_hallucinated_posterior_equals_the_gp_after_fake_observations():
+def test_the_hallucinated_posterior_equals_the_gp_after_fake_observations():
     domain = AllPaths(5, 3)
     gp = make_gp(domain, seed=3)
     rows, prefix = np.arange(domain.n), np.array([7, 8, 13])
-    mean, var = hallucinated_posterior(gp, rows, prefix)
+    mean, var = gp.hallucinated(rows, prefix)
     ref_mean, ref_var = fake_posterior(gp, prefix)
     np.testing.assert_allclose(var, ref_var, atol=1e-12)
     np.testing.assert_allclose(mean, gp.mean, atol=0)  # hallucinated: the mean stays mu_t
     np.testing.assert_allclose(ref_mean, gp.mean, atol=1e-12)  # ... as the GP confirms
     ys = [0.9, -1.2, 0.4]
-    mean, var = hallucinated_posterior(gp, rows, prefix, ys)
+    mean, var = gp.hallucinated(rows, prefix, ys)
     ref_mean, ref_var = fake_posterior(gp, prefix, ys)
     np.testing.assert_allclose(mean, ref_mean, atol=1e-12)
     np.testing.assert_allclose(var, ref_var, atol=1e-12)

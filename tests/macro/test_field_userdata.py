@@ -1,8 +1,8 @@
-"""``frontierbo run macro-bo`` on a user's own field (frontierbo.macro.userdata, .plots, .cli)."""
+"""``frontierbo run macro-bo`` on a user's own field (frontierbo.macro.userdata, .field, .plots,
+.system)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 
@@ -11,18 +11,12 @@ import pytest
 
 from frontierbo.core.fit import negative_log_likelihood
 from frontierbo.core.kernels import SquaredExponential
-from frontierbo.flags import Renamed
-from frontierbo.macro.cli import add_run_commands
 from frontierbo.macro.data import GPHyperparameters
-from frontierbo.macro.domains import GraphDomain, GridDomain
+from frontierbo.macro.domains import GraphDomain, GridDomain, grid_layout
+from frontierbo.macro.field import MapRefit, load_field
 from frontierbo.macro.plots import plot_trajectory
-from frontierbo.macro.userdata import (
-    METHODS,
-    format_macro_result,
-    grid_layout,
-    load_field,
-    run_macro_on_csv,
-)
+from frontierbo.macro.system import METHODS
+from frontierbo.macro.userdata import format_macro_result, run_macro_on_csv
 
 HYP = GPHyperparameters(
     prior_mean=0.0, lengthscale=(1.0, 1.0), signal_variance=1.0, noise_variance=1e-4
@@ -142,7 +136,6 @@ def test_fitted_hyperparameters_use_the_sample_mean_and_beat_a_default_guess(gri
         ("one_row", "at least 2 data rows"),
         ("not_grid", "not a full regular grid .*--edges"),
         ("constant", "same value 1 in every row"),
-        ("kappa", "kappa \\(--kappa\\) must be an integer in \\[1, inf\\]"),
         ("no_actions", "kappa \\(--kappa\\) = 3: no location .* smaller --kappa"),
         ("same_columns", "--x, --y and --target must name three different columns"),
     ],
@@ -162,8 +155,6 @@ def test_field_errors_name_the_parameter(tmp_path, case, match):
         rows = good[:3]
     elif case == "constant":
         rows = [(x, y, 1.0) for x, y, _ in good]
-    elif case == "kappa":
-        kw = {"kappa": 0}
     elif case == "no_actions":
         kw = {"kappa": 3}  # a 2 x 2 grid has no straight line of 3 cells
     elif case == "same_columns":
@@ -206,18 +197,22 @@ def test_edge_file_shape_errors(graph_csvs, tmp_path):
 
 
 def test_run_errors_name_the_flag(grid_csv, tmp_path):
-    with pytest.raises(
-        ValueError,
-        match="budget \\(observations, --iterations x --kappa\\) must be a multiple of kappa",
-    ):
-        run_macro_on_csv(grid_csv, kappa=4, budget=10, hyperparameters=HYP)
-    with pytest.raises(ValueError, match="method \\(--method\\) must be one of"):
-        run_macro_on_csv(grid_csv, method="greedy", hyperparameters=HYP)
+    for bad, match in (
+        ({"kappa": 0}, "kappa \\(--kappa\\) must be an integer in \\[1, inf\\]"),
+        ({"iterations": 0}, "iterations \\(--iterations\\) must be an integer in \\[1, inf\\]"),
+        ({"method": "greedy"}, "method \\(--method\\) must be one of"),
+        ({"directed": True}, "--directed applies to --edges only"),
+        ({"method": "db-gp-ucb", "horizon": 2}, "--horizon applies to .* not db-gp-ucb"),
+        ({"method": "nonmyopic-gp-ucb", "n_samples": 2}, "--samples applies to eps-macro-bo and "
+         "anytime only, not nonmyopic-gp-ucb"),
+    ):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            run_macro_on_csv(grid_csv, hyperparameters=HYP, **bad)
     with pytest.raises(ValueError, match="start \\(--start\\) must be an integer in \\[0, 35\\]"):
-        run_macro_on_csv(grid_csv, kappa=2, budget=2, start=36, hyperparameters=HYP)
+        run_macro_on_csv(grid_csv, kappa=2, iterations=1, start=36, hyperparameters=HYP)
     # row 14 = (x 2, y 2): no straight line of 4 cells fits inside a 6 x 6 grid from there
     with pytest.raises(ValueError, match="start \\(--start\\) = 14: .* no macro-action"):
-        run_macro_on_csv(grid_csv, kappa=4, budget=4, start=14, hyperparameters=HYP)
+        run_macro_on_csv(grid_csv, kappa=4, iterations=1, start=14, hyperparameters=HYP)
     with pytest.raises(ValueError, match="beta \\(--beta\\)"):
         run_macro_on_csv(grid_csv, beta=-1.0, hyperparameters=HYP)
     blocker = tmp_path / "file"
@@ -227,16 +222,16 @@ def test_run_errors_name_the_flag(grid_csv, tmp_path):
 
 
 # -- runs -----------------------------------------------------------------------------------
-def check_trajectory(result, domain, cell_of_row, xy_values, budget, kappa):
-    """Starts at the start row, 1 + budget steps, each macro-action a row of the domain's
-    macro_actions at the agent's location, and the CSV's coordinates and values."""
-    steps = result["trajectory"]
+def check_trajectory(result, domain, cell_of_row, xy_values, iterations, kappa):
+    """Starts at the start row, 1 + iterations * kappa steps, each macro-action a row of the
+    domain's macro_actions at the agent's location, and the CSV's coordinates and values."""
+    steps, budget = result["trajectory"], iterations * kappa
     assert len(steps) == 1 + budget and [s["n"] for s in steps] == list(range(1 + budget))
     assert steps[0]["row"] == result["start"]["row"]
     for s in steps:
         assert (s["x"], s["y"], s["value"]) == pytest.approx(xy_values[s["row"]])
     cells = [int(cell_of_row[s["row"]]) for s in steps]
-    for t in range(budget // kappa):
+    for t in range(iterations):
         here = cells[t * kappa]
         path = cells[t * kappa + 1 : (t + 1) * kappa + 1]
         assert path in domain.macro_actions(here).tolist()
@@ -245,10 +240,12 @@ def check_trajectory(result, domain, cell_of_row, xy_values, budget, kappa):
 
 @pytest.mark.parametrize("method", list(METHODS))
 def test_grid_run_end_to_end(grid_csv, method):
-    kw = dict(kappa=2, budget=6, horizon=2, n_samples=3, hyperparameters=HYP)
+    kw = dict(kappa=2, iterations=3, hyperparameters=HYP)
+    kw |= {} if method == "db-gp-ucb" else {"horizon": 2}
+    kw |= {"n_samples": 3} if method in ("eps-macro-bo", "anytime") else {}
     result = run_macro_on_csv(grid_csv, method=method, start=0, **kw)
     ds = load_field(grid_csv, kappa=2, hyperparameters=HYP)
-    check_trajectory(result, ds.domain, ds.meta["cell_of_row"], GRID_ROWS, 6, 2)
+    check_trajectory(result, ds.domain, ds.meta["cell_of_row"], GRID_ROWS, 3, 2)
     assert result["start"]["row"] == 0 and result["start"]["drawn"] is False
     assert result["horizon"] == (1 if method == "db-gp-ucb" else 2)
     met = result["metrics"]
@@ -266,32 +263,30 @@ def test_grid_run_end_to_end(grid_csv, method):
 
 def test_graph_run_end_to_end_and_the_drawn_start_is_seeded(graph_csvs):
     data, edges = graph_csvs
-    kw = dict(x="east", y="north", value="temp", edges=edges, kappa=2, budget=4, horizon=2)
-    kw |= dict(n_samples=3, hyperparameters=HYP)
+    kw = dict(x="east", y="north", value="temp", edges=edges, kappa=2, iterations=2)
+    kw |= dict(horizon=2, n_samples=3, hyperparameters=HYP)
     xy_values = [(*xy, v) for xy, v in zip(GRAPH_XY, GRAPH_VALUES, strict=True)]
     ds = load_field(
         data, x="east", y="north", value="temp", edges=edges, kappa=2, hyperparameters=HYP
     )
     results = [run_macro_on_csv(data, seed=s, **kw) for s in (0, 0, 1, 2, 3)]
     for result in results:
-        check_trajectory(result, ds.domain, np.arange(7), xy_values, 4, 2)
+        check_trajectory(result, ds.domain, np.arange(7), xy_values, 2, 2)
         assert result["start"]["drawn"] is True and result["domain"]["kind"] == "graph"
     assert results[0]["trajectory"] == results[1]["trajectory"]  # determinism per seed
     assert len({r["start"]["row"] for r in results}) > 1  # the seed draws the start
 
 
-def test_same_seed_same_result_except_seconds(grid_csv):
-    kw = dict(kappa=2, budget=4, horizon=2, n_samples=4, seed=5)
-    a, b = (run_macro_on_csv(grid_csv, method="anytime", **kw) for _ in range(2))
-
-    def strip(result):
-        out = json.loads(json.dumps(result))
-        out["metrics"].pop("seconds_per_iteration")
-        for it in out["iterations"]:
-            it.pop("seconds")
-        return out
-
-    assert strip(a) == strip(b)
+def test_same_seed_same_result_file_and_wall_time_only_printed(grid_csv, tmp_path):
+    kw = dict(kappa=2, iterations=2, horizon=2, n_samples=4, seed=5)
+    a, b = (run_macro_on_csv(grid_csv, method="anytime", out=tmp_path / d, **kw) for d in "ab")
+    assert (tmp_path / "a" / "result.json").read_bytes() == (
+        tmp_path / "b" / "result.json"
+    ).read_bytes()
+    assert isinstance(a["seconds"], float) and a["seconds"] > 0
+    stored = json.loads((tmp_path / "a" / "result.json").read_text())
+    assert stored == {k: v for k, v in json.loads(json.dumps(a)).items() if k != "seconds"}
+    assert "seconds" not in json.dumps(stored)  # no wall time anywhere in the file
     assert a["hyperparameters"]["source"] == "learned" and a["hyperparameters"]["fits"] == 2
     c = run_macro_on_csv(grid_csv, method="anytime", prefit_on_table=True, **kw)
     assert c["hyperparameters"]["source"] == "fitted" and c["hyperparameters"]["fits"] is None
@@ -300,7 +295,7 @@ def test_same_seed_same_result_except_seconds(grid_csv):
 def test_learned_hyperparameters_never_see_an_unvisited_value(grid_csv, tmp_path):
     """Without --prefit-on-table the run is a function of the visited values only: changing
     every value the agent never measured changes nothing; the table fit sees them all."""
-    kw = dict(kappa=2, budget=8, horizon=2, n_samples=4, seed=3)
+    kw = dict(kappa=2, iterations=4, horizon=2, n_samples=4, seed=3)
     honest = run_macro_on_csv(grid_csv, **kw)
     visited = {step["row"] for step in honest["trajectory"]}
     changed = [(x, y, v if i in visited else -v) for i, (x, y, v) in enumerate(GRID_ROWS)]
@@ -316,7 +311,6 @@ def test_map_refit_is_equivariant_to_units():
     """Coordinates in other units scale the lengthscales; values in other units scale the
     variances and map the mean: the learned GP does not depend on the units."""
     from frontierbo.core.gp import FiniteDomainGP
-    from frontierbo.macro.userdata import MapRefit
 
     rng = np.random.default_rng(0)
     X = np.array([(x, y) for x in range(6) for y in range(6)], dtype=float)
@@ -340,8 +334,9 @@ def test_map_refit_is_equivariant_to_units():
 def test_out_writes_result_json_and_a_png(grid_csv, tmp_path):
     out = tmp_path / "out"
     result = run_macro_on_csv(
-        grid_csv, kappa=2, budget=4, horizon=2, n_samples=2, out=out, hyperparameters=HYP
+        grid_csv, kappa=2, iterations=2, horizon=2, n_samples=2, out=out, hyperparameters=HYP
     )
+    result.pop("seconds")
     assert json.loads((out / "result.json").read_text()) == json.loads(json.dumps(result))
     assert (out / "trajectory.png").read_bytes()[:8] == PNG_MAGIC
     assert sorted(p.name for p in out.iterdir()) == ["result.json", "trajectory.png"]
@@ -349,7 +344,7 @@ def test_out_writes_result_json_and_a_png(grid_csv, tmp_path):
 
 def test_format_lists_every_step_and_the_best_value(grid_csv):
     result = run_macro_on_csv(
-        grid_csv, kappa=2, budget=4, horizon=2, n_samples=2, start=PEAK_ROW, hyperparameters=HYP
+        grid_csv, kappa=2, iterations=2, horizon=2, n_samples=2, start=PEAK_ROW, hyperparameters=HYP
     )
     text = format_macro_result(result)
     assert text.startswith("ε-Macro-BO (A1) on ")
@@ -380,20 +375,15 @@ def test_plot_trajectory_on_a_scatter_with_edges_and_two_paths(tmp_path):
 
 
 # -- the command ----------------------------------------------------------------------------
-def parse(*argv):
-    parser = argparse.ArgumentParser()
-    add_run_commands(parser.add_subparsers())
-    return parser.parse_args(["macro-bo", *map(str, argv)])
-
-
-def test_cli_handler_runs_and_names_the_written_files(grid_csv, tmp_path):
+def test_cli_runs_and_names_the_written_files(grid_csv, tmp_path, cli):
     out = tmp_path / "cli"
-    args = parse(
-        "--data", grid_csv, "--kappa", 2, "--iterations", 2, "--horizon", 2, "--samples", 2,
-        "--start", 3, "--seed", 1, "--out", out,
-    )  # fmt: skip
-    text = args.handler(args)
+    status, text, err = cli([
+        "run", "macro-bo", "--data", grid_csv, "--kappa", 2, "--iterations", 2, "--horizon", 2,
+        "--samples", 2, "--start", 3, "--seed", 1, "--out", out,
+    ])  # fmt: skip
+    assert status == 0, err
     assert "start: row 3 (x = 3, y = 0)" in text
+    assert "budget = 4 observations (2 iterations), H = 2, N = 2" in text
     assert text.splitlines()[-2:] == [
         f"written {json.dumps(str(out / 'result.json'))}",
         f"written {json.dumps(str(out / 'trajectory.png'))}",
@@ -402,26 +392,35 @@ def test_cli_handler_runs_and_names_the_written_files(grid_csv, tmp_path):
     assert stored["n_samples"] == 2 and stored["horizon"] == 2 and stored["seed"] == 1
 
 
-def test_cli_graph_and_flag_checks(graph_csvs):
+def test_cli_graph_and_flag_checks(graph_csvs, tmp_path, cli):
     data, edges = graph_csvs
-    common = ["--data", data, "--x", "east", "--y", "north", "--target", "temp", "--kappa", 2]
-    args = parse(*common, "--edges", edges, "--iterations", 1, "--method", "nonmyopic-gp-ucb")
-    assert "nonmyopic GP-UCB (A2)" in args.handler(args)
+    common = ["run", "macro-bo", "--data", data, "--x", "east", "--y", "north", "--target",
+              "temp", "--kappa", 2]  # fmt: skip
+    status, text, err = cli(
+        [*common, "--edges", edges, "--iterations", 1, "--method", "nonmyopic-gp-ucb"]
+    )
+    assert status == 0 and "nonmyopic GP-UCB (A2)" in text, err
     for extra, match in (
         (["--directed"], "--directed applies to --edges only"),
-        (["--edges", edges, "--method", "db-gp-ucb", "--horizon", 2], "--horizon does not apply"),
+        (["--edges", edges, "--method", "db-gp-ucb", "--horizon", 2], "--horizon applies to"),
         (["--edges", edges, "--method", "db-gp-ucb", "--samples", 2], "--samples applies to"),
+        (["--value", "temp"], "--value was renamed --target"),
+        (["--budget", 8], "--budget was renamed --iterations"),
     ):
-        args = parse(*common, *extra)
-        with pytest.raises(ValueError, match=match):
-            args.handler(args)
+        status, _, err = cli([*common, *extra, "--out", tmp_path / "bad"])
+        assert status == 2 and match in err and len(err.strip().splitlines()) == 1, err
+        assert not (tmp_path / "bad").exists()
 
 
 def test_cli_help_describes_every_flag():
-    parser = argparse.ArgumentParser()
-    add_run_commands(parser.add_subparsers())
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    command = sub.choices["macro-bo"]
+    from frontierbo.cli import build_parser
+    from frontierbo.flags import Renamed
+
+    def sub(parser, name):
+        action = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+        return action.choices[name]
+
+    command = sub(sub(build_parser(), "run"), "macro-bo")
     text = command.format_help()
     for action in command._actions:
         if action.option_strings and action.dest != "help":

@@ -1,28 +1,28 @@
-"""Privacy audits (frontierbo.po.audit): ATTACKS on our own PO-GP-UCB release, and the
-generic threshold audit used for empirical DP checks of private mechanisms."""
+"""Privacy audits (frontierbo.po.audit, .reconstruction, .distinguisher): ATTACKS on our own
+PO-GP-UCB release, and the generic threshold audit (frontierbo.dp.audit) used for empirical DP
+checks of private mechanisms."""
 
 import math
 
 import numpy as np
 import pytest
 
-from frontierbo.po.audit import (
-    audit_command,
-    audit_distinguisher,
-    audit_reconstruction,
+from frontierbo.dp.audit import (
     clopper_pearson_lower,
     clopper_pearson_upper,
-    column_space_distinguisher,
-    column_space_residual,
     epsilon_lower_bound,
-    format_audit_table,
-    reconstruction_attack,
-    run_audits,
     threshold_audit,
     trials_to_certify,
 )
+from frontierbo.po.audit import audit_command, format_audit_table, run_audits
+from frontierbo.po.distinguisher import (
+    audit_distinguisher,
+    column_space_distinguisher,
+    column_space_residual,
+)
 from frontierbo.po.problems.synthetic import synthetic_gp_grid
 from frontierbo.po.random_projection import RandomProjectionMechanism
+from frontierbo.po.reconstruction import audit_reconstruction, reconstruction_attack
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore::frontierbo.po.random_projection.NotDifferentiallyPrivateWarning"

@@ -11,14 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from frontierbo.io import RESULT_FILENAME
 from frontierbo.po.random_projection import NotDifferentiallyPrivateWarning
-from frontierbo.po.userdata import (
-    PRIVACY_NOTE,
-    RESULT_FILENAME,
-    format_result,
-    load_csv_problem,
-    run_on_csv,
-)
+from frontierbo.po.userdata import PRIVACY_NOTE, format_result, load_csv_problem, run_on_csv
 
 PO_ARGS = {"epsilon": 2.0, "delta": 1e-3, "r": 10}
 
@@ -198,7 +193,9 @@ def test_malformed_files(tmp_path):
 )
 def test_run_rejects_bad_parameters_without_writing(tiny_csv, tmp_path, kwargs, pattern):
     out = tmp_path / "out"
-    args = {"target": "f", "algorithm": "gp-ucb", "iterations": 2, "seed": 0, **PO_ARGS}
+    args = {"target": "f", "algorithm": "gp-ucb", "iterations": 2, "seed": 0}
+    if kwargs.get("algorithm") == "po-gp-ucb":
+        args.update(PO_ARGS)
     args.update(kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("error", NotDifferentiallyPrivateWarning)  # no release was made
@@ -231,9 +228,32 @@ def test_run_rejects_degenerate_data(tmp_path):
         run_on_csv(const_x, "f", "gp-ucb", 1, 0)
 
 
-def test_po_params_are_ignored_for_gp_ucb(tiny_csv):
-    result = run_on_csv(tiny_csv, "f", "gp-ucb", 2, 0, epsilon=-1.0, r=0, fit_restarts=1)
-    assert "release" not in result and "privacy" not in result
+def test_po_params_are_refused_for_gp_ucb(tiny_csv, tmp_path):
+    """gp-ucb releases nothing: a privacy parameter given to it is an error, not ignored."""
+    out = tmp_path / "out"
+    for name, value in PO_ARGS.items():
+        with pytest.raises(ValueError, match=rf"--{name} applies to po-gp-ucb only, not gp-ucb"):
+            run_on_csv(tiny_csv, "f", "gp-ucb", 2, 0, out=out, **{name: value})
+    with pytest.raises(ValueError, match=r"epsilon \(--epsilon\) must be in \(0"):
+        run_on_csv(tiny_csv, "f", "gp-ucb", 2, 0, out=out, epsilon=-1.0)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("given", "missing"),
+    [
+        ([], "--epsilon"),
+        (["--epsilon", "1"], "--delta"),
+        (["--epsilon", "1", "--delta", "0.1"], "--r"),
+    ],
+)
+def test_po_gp_ucb_names_a_missing_privacy_flag(tiny_csv, cli, tmp_path, given, missing):
+    out = tmp_path / "out"
+    argv = ["run", "po-gp-ucb", "--data", tiny_csv, "--target", "f", "-T", "2", "--out", out]
+    status, _, err = cli([*argv, *given])
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{missing[2:]} ({missing}) is required for po-gp-ucb" in err
+    assert not out.exists()
 
 
 # -- run_on_csv: behaviour -----------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Tests of frontierbo.quantum.problems: RFF features, synthetic and AutoML problems (Section 6
+"""Tests of frontierbo.quantum.problems, .features, .synthetic and .automl: RFF features,
+synthetic and AutoML problems (Section 6
 and Appendix J of the paper; docs/decisions.md#quantum-bo-generated-synthetic-function)."""
 
 from __future__ import annotations
@@ -10,23 +11,23 @@ import numpy as np
 import pytest
 
 from frontierbo.data import DATA_ENV, data_available
-from frontierbo.quantum.problems import (
+from frontierbo.quantum.automl import (
     PIMA_FILE,
-    QUANTUM_PROBLEMS,
-    REFERENCE_FILE,
-    REFERENCE_RFF_KEYS,
-    QuantumBOProblem,
-    RandomFourierFeatures,
     SVMAccuracy,
     automl_domain,
     automl_problem,
-    get_quantum_problem,
     load_pima,
+)
+from frontierbo.quantum.features import (
+    REFERENCE_FILE,
+    REFERENCE_RFF_KEYS,
+    RandomFourierFeatures,
     load_reference_validation_data,
     reference_features,
-    synthetic_problem,
 )
+from frontierbo.quantum.problems import QUANTUM_PROBLEMS, QuantumBOProblem, get_quantum_problem
 from frontierbo.quantum.rewards import BernoulliReward, GaussianReward
+from frontierbo.quantum.synthetic import synthetic_problem
 
 needs_reference = pytest.mark.data(REFERENCE_FILE)
 needs_pima = pytest.mark.data(PIMA_FILE)

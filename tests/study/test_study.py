@@ -97,11 +97,17 @@ def test_gp_bucb_hallucinates_pending_rows_at_the_posterior_mean(rows):
 
     plain = sampler.posterior(context([]).history, context([]))
     first = sampler.suggest(context([]))
-    with_pending = sampler.posterior(context([first]).history, context([first]))
-    np.testing.assert_allclose(with_pending.mean, plain.mean, atol=1e-8)  # mean unchanged
+    gp = sampler.posterior(context([first]).history, context([first]))  # the told values only
+    np.testing.assert_array_equal(gp.mean, plain.mean)
+    mean, var = gp.hallucinated(np.arange(gp.n), [first])
+    np.testing.assert_array_equal(mean, plain.mean)  # mean unchanged
     v, noise = plain.variance[first], plain.noise_variance  # one noisy observation's update:
-    assert with_pending.variance[first] == pytest.approx(v * noise / (v + noise), rel=1e-6)
-    assert np.all(with_pending.variance <= plain.variance + 1e-12)
+    assert var[first] == pytest.approx(v * noise / (v + noise), rel=1e-6)
+    assert np.all(var <= plain.variance + 1e-12)
+    # ... the same as telling the GP its own mean there (GP-BUCB's hallucination, done by hand)
+    gp.add(first, float(gp.mean[first]))
+    np.testing.assert_allclose(var, gp.variance, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mean, gp.mean, rtol=0, atol=1e-12)
     assert sampler.suggest(context([first])) != first
     assert X.min() == 0.0 and X.max() == 1.0
 

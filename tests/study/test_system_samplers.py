@@ -40,6 +40,9 @@ def f(x):
 
 
 def test_the_systems_register_their_samplers_through_entry_points():
+    from frontierbo.registry import systems
+
+    assert set(SYSTEM_SAMPLERS) == {name for s in systems() for name in s.samplers}
     found = available_samplers()
     assert set(SYSTEM_SAMPLERS) | {"gp-ucb", "gp-ei", "random"} <= set(found)
     for name, settings in SYSTEM_SAMPLERS.items():

@@ -11,7 +11,8 @@ thesis): Add-GP-UCB (Kandasamy et al. 2015) over ``[-1, 1]^d``.
 * **Acquisition** ``alpha(z) = sum_j mu_j(z_j) + beta^{1/2} sigma_j(z_j)``: each summand depends
   on its own group's coordinates only, so each is maximised on its own: the best of a pool
   (5 000 uniform points plus the data) as the start of L-BFGS-B with analytic gradients, keeping
-  the better of start and optimum. ``sigma_j^2`` is clipped at 1e-10, as in the reference
+  the better of start and optimum (``core.optimize.maximize_from_starts``). ``sigma_j^2`` is
+  clipped at 1e-10, as in the reference
   (docs/decisions.md#bos-perturbation-gp-settings-from-the-bayesopt-code).
 
 Bounds of the MLE (the reference uses GPy without bounds;
@@ -24,13 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import solve_triangular
-from scipy.optimize import minimize
 
 from frontierbo._validation import check_int, check_real
 from frontierbo.core.additive import AdditiveKernel, split_groups
-from frontierbo.core.exact import ExactGP
-from frontierbo.core.fit import fit_kernel
+from frontierbo.core.exact import ExactGP, PoolPosterior
+from frontierbo.core.kernel_fit import fit_kernel
+from frontierbo.core.optimize import maximize_from_starts, ucb_and_gradient
 
 RANKINGS = ("fitted", "shared")
 POOL_REFRESH = ("query", "fit")
@@ -61,8 +61,9 @@ class AddGPSettings:
     #: all; the posterior always uses all)
     fit_points: int | None = None
     #: "query": a new pool of ``n_random`` points for every query (reference code); "fit": one
-    #: pool per hyperparameter fit, its whitened cross-covariances extended by one row per
-    #: query (O(n m) instead of O(n^2 m) per group; the "scalable" profile)
+    #: pool per hyperparameter fit, its posterior extended by one row per query
+    #: (``core.exact.PoolPosterior``: O(n m) instead of O(n^2 m) per group; the "scalable"
+    #: profile)
     pool_refresh: str = "query"
 
     def __post_init__(self):
@@ -105,7 +106,7 @@ class AdditiveModel:
         #: negative log-likelihoods of the candidate decompositions (set by :meth:`learn`)
         self.decomposition_nlls: tuple[float, ...] = ()
         #: the pool of this fit (``pool_refresh="fit"``), made at the first acquisition
-        self._scan: _PoolScan | None = None
+        self._pool: PoolPosterior | None = None
 
     @classmethod
     def learn(cls, Z, y, settings: AddGPSettings, rng: np.random.Generator) -> AdditiveModel:
@@ -138,12 +139,12 @@ class AdditiveModel:
 
     def add(self, z, y: float) -> AdditiveModel:
         """The posterior with one more observation, same hyperparameters (the Cholesky factor
-        extended by one row; a pool of this fit is extended alike)."""
+        extended by one row; a pool of this fit is extended alike, unless the factor was not)."""
         ys = np.append(self.y, y)
         gp = self.gp.extended(np.asarray(z, dtype=float), standardise(ys))
         model = AdditiveModel(self.kernel, gp.X, ys, self.settings, gp)
-        if self._scan is not None and np.array_equal(gp.L[:-1, :-1], self.gp.L):
-            model._scan = self._scan.extended(gp)
+        if self._pool is not None:
+            model._pool = self._pool.extended(gp)
         return model
 
     def refit(self, rng: np.random.Generator) -> AdditiveModel:
@@ -160,13 +161,9 @@ class AdditiveModel:
         mean, var = self.gp.component(j, Zj)
         return mean + self.settings.beta_sqrt * np.sqrt(np.maximum(var, _VAR_FLOOR))
 
-    def _negative_ucb_and_gradient(self, zj: np.ndarray, j: int) -> tuple[float, np.ndarray]:
+    def _ucb_and_gradient(self, zj: np.ndarray, j: int) -> tuple[float, np.ndarray]:
         mean, var, dmean, dvar = self.gp.component_gradient(j, zj)
-        if var <= _VAR_FLOOR:
-            var, dvar = _VAR_FLOOR, np.zeros_like(dvar)
-        sigma = np.sqrt(var)
-        beta = self.settings.beta_sqrt
-        return -(mean + beta * sigma), -(dmean + beta * dvar / (2.0 * sigma))
+        return ucb_and_gradient(mean, var, dmean, dvar, self.settings.beta_sqrt, _VAR_FLOOR)
 
     def _pool_ucb(self, rng: np.random.Generator):
         """The pool (uniform points plus the data) and ``j -> UCB_j`` on it."""
@@ -174,17 +171,17 @@ class AdditiveModel:
         if self.settings.pool_refresh == "query":
             pool = np.vstack([rng.uniform(-1.0, 1.0, size=(self.settings.n_random, d)), self.Z])
             return pool, lambda j: self.component_ucb(j, pool[:, self.kernel.groups[j]])
-        if self._scan is None:
+        if self._pool is None:
             pool = np.vstack([rng.uniform(-1.0, 1.0, size=(self.settings.n_random, d)), self.Z])
-            self._scan = _PoolScan(self.gp, pool)
-        scan, newer = self._scan, self.Z[self._scan.n0 :]  # data since the pool was drawn
-        pool = np.vstack([scan.pool, newer])
-        w = solve_triangular(self.gp.L, self.gp.y, lower=True, check_finite=False)
+            self._pool = PoolPosterior(self.gp, pool)
+        posterior, newer = self._pool, self.Z[self._pool.n0 :]  # data since the pool was drawn
+        pool = np.vstack([posterior.pool, newer])
 
         def ucb(j):
-            mean, var = scan.component(j, w)
+            mean, var = posterior.component(j)
             own = self.component_ucb(j, newer[:, self.kernel.groups[j]])
-            return np.concatenate([mean + self.settings.beta_sqrt * np.sqrt(var), own])
+            sigma = np.sqrt(np.maximum(var, _VAR_FLOOR))
+            return np.concatenate([mean + self.settings.beta_sqrt * sigma, own])
 
         return pool, ucb
 
@@ -196,58 +193,15 @@ class AdditiveModel:
         z_next = np.empty(d)
         for j, g in enumerate(self.kernel.groups):
             values = pool_ucb(j)
-            start = pool[int(np.argmax(values)), g]  # n_start = 1
-            res = minimize(
-                self._negative_ucb_and_gradient,
-                start,
-                args=(j,),
-                jac=True,
-                method="L-BFGS-B",
-                bounds=[(-1.0, 1.0)] * g.size,
-                options={"maxiter": self.settings.lbfgs_maxiter},
+            best = int(np.argmax(values))  # n_start = 1
+            z_next[g], _ = maximize_from_starts(
+                lambda zj, j=j: self._ucb_and_gradient(zj, j),
+                pool[best, g][None],
+                values[best],
+                [(-1.0, 1.0)] * g.size,
+                maxiter=self.settings.lbfgs_maxiter,
             )
-            better = np.isfinite(res.fun) and -res.fun > values.max()
-            z_next[g] = np.clip(res.x, -1.0, 1.0) if better else start
         return z_next
-
-
-class _PoolScan:
-    """The acquisition pool of one hyperparameter fit (``pool_refresh="fit"``) and, per group
-    ``j``, ``V_j = L^{-1} k_j(X, pool)`` and the component variances ``k_j(p, p) - ||V_j p||^2``.
-
-    A new datum adds one row to ``L`` (:meth:`ExactGP.extended`), so it adds one row
-    ``(k_j(x, pool) - l^T V_j) / l_nn`` to each ``V_j`` and subtracts its square from the
-    variances: O(n m) per group instead of the O(n^2 m) of whitening a new pool. The means,
-    ``V_j^T L^{-1} y``, follow the re-standardised outputs at every query.
-    """
-
-    def __init__(self, gp: ExactGP, pool: np.ndarray):
-        kernel = gp.kernel
-        self.pool, self.n0, self.kernel = pool, gp.n, kernel
-        self.V, self.var, self.rows = [], [], []
-        for kj, g in zip(kernel.kernels, kernel.groups, strict=True):
-            Vj = gp._whiten(kj(gp.X[:, g], pool[:, g]))
-            self.V.append(Vj)
-            self.var.append(kj.diag(pool[:, g]) - np.einsum("ij,ij->j", Vj, Vj))
-            self.rows.append(np.empty((0, pool.shape[0])))
-
-    def extended(self, gp: ExactGP) -> _PoolScan:
-        """The scan after ``gp`` (this scan's GP extended by ``gp.X[-1]``)."""
-        new = object.__new__(_PoolScan)
-        new.pool, new.n0, new.kernel, new.V = self.pool, self.n0, self.kernel, self.V
-        new.var, new.rows = [], []
-        l, l_nn, x = gp.L[-1, :-1], gp.L[-1, -1], gp.X[-1]
-        for j, (kj, g) in enumerate(zip(self.kernel.kernels, self.kernel.groups, strict=True)):
-            known = l[: self.n0] @ self.V[j] + l[self.n0 :] @ self.rows[j]
-            row = (kj(x[None, g], self.pool[:, g])[0] - known) / l_nn
-            new.rows.append(np.vstack([self.rows[j], row]))
-            new.var.append(self.var[j] - row * row)
-        return new
-
-    def component(self, j: int, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance (floored) of component ``j`` on the pool, ``w = L^{-1} y``."""
-        mean = self.V[j].T @ w[: self.n0] + self.rows[j].T @ w[self.n0 :]
-        return mean, np.maximum(self.var[j], _VAR_FLOOR)
 
 
 def _fit_subset(Z, ys, settings: AddGPSettings, rng):

@@ -49,7 +49,6 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.stats import qmc
 
 from frontierbo._validation import check_int, check_real
@@ -57,8 +56,9 @@ from frontierbo.attack.add_gp_ucb import standardise
 from frontierbo.attack.oracle import QueryOracle
 from frontierbo.attack.resize import downsample_many, upsample
 from frontierbo.core.exact import ExactGP
-from frontierbo.core.fit import fit_kernel
+from frontierbo.core.kernel_fit import fit_kernel
 from frontierbo.core.kernels import Matern52
+from frontierbo.core.optimize import maximize_acquisition, ucb_and_gradient
 
 #: Sides of the reference for images up to 40 x 40 (``GPModelLDR.dr_list = range(6, 21, 2)``).
 BAYESOPT_SIDES = (6, 8, 10, 12, 14, 16, 18, 20)
@@ -72,7 +72,8 @@ class UCB:
 
     ``__call__`` scores a batch through ``ExactGP.predict`` (one triangular solve of the
     cross-covariance block); :meth:`value_and_gradient`, for L-BFGS-B, uses the core's
-    one-point fast path ``ExactGP.mean_variance_gradient``.
+    one-point fast path ``ExactGP.mean_variance_gradient``. :meth:`maximize` is the reference's
+    ``optimise_acqu_func_mledr`` (``core.optimize.maximize_acquisition``).
     """
 
     def __init__(self, gp: ExactGP, beta_sqrt: float):
@@ -87,59 +88,33 @@ class UCB:
     def value_and_gradient(self, z: np.ndarray) -> tuple[float, np.ndarray]:
         mean, var, dmean, dvar = self.gp.mean_variance_gradient(z)
         var = max(var, 0.0) + self.gp.noise_variance
-        if var <= _VAR_FLOOR:
-            var, dvar = _VAR_FLOOR, np.zeros_like(dvar)
-        sigma = np.sqrt(var)
-        return mean + self.beta_sqrt * sigma, dmean + self.beta_sqrt * dvar / (2.0 * sigma)
+        return ucb_and_gradient(mean, var, dmean, dvar, self.beta_sqrt, _VAR_FLOOR)
 
-
-def maximise_ucb(
-    acquisition: UCB,
-    Z_data: np.ndarray,
-    rng: np.random.Generator,
-    *,
-    n_random: int = 10_000,
-    n_batches: int = 5,
-    n_starts: int = 5,
-    maxiter: int = 5000,
-) -> tuple[np.ndarray, float]:
-    """The reference's ``optimise_acqu_func_mledr``: ``n_random`` uniform points of
-    ``[-1, 1]^d`` in ``n_batches`` batches (the data ``Z_data`` joins the first), the top
-    ``n_starts`` of each batch, the overall top ``n_starts`` of those as L-BFGS-B starts with
-    analytic gradients; the best of the best candidate and the optimisers' ends. Returns the
-    point (d,) and its acquisition value."""
-    d = Z_data.shape[1]
-    sizes = np.full(n_batches, n_random // n_batches)
-    sizes[: n_random % n_batches] += 1
-    pool, values = [], []
-    for b, size in enumerate(sizes):
-        batch = rng.uniform(-1.0, 1.0, size=(size, d))
-        if b == 0:
-            batch = np.vstack([batch, Z_data])
-        acq = acquisition(batch)
-        top = np.argsort(-acq, kind="stable")[:n_starts]
-        pool.append(batch[top])
-        values.append(acq[top])
-    pool, values = np.vstack(pool), np.concatenate(values)
-    order = np.argsort(-values, kind="stable")[:n_starts]
-    best_z, best_value = pool[order[0]], float(values[order[0]])
-
-    def negative(z):
-        value, grad = acquisition.value_and_gradient(z)
-        return -value, -grad
-
-    for start in pool[order]:
-        res = minimize(
-            negative,
-            start,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=[(-1.0, 1.0)] * d,
-            options={"maxiter": maxiter},
+    def maximize(
+        self,
+        rng: np.random.Generator,
+        *,
+        n_random: int = 10_000,
+        n_batches: int = 5,
+        n_starts: int = 5,
+        maxiter: int = 5000,
+    ) -> tuple[np.ndarray, float]:
+        """The reference's ``optimise_acqu_func_mledr``: ``n_random`` uniform points of
+        ``[-1, 1]^d`` in ``n_batches`` batches (the data joins the first), the top ``n_starts``
+        of each batch, the overall top ``n_starts`` of those as L-BFGS-B starts with analytic
+        gradients; the best of the best candidate and the optimisers' ends (strictly better, as
+        the reference). Returns the point (d,) and its acquisition value."""
+        return maximize_acquisition(
+            self,
+            self.value_and_gradient,
+            [(-1.0, 1.0)] * self.gp.X.shape[1],
+            rng,
+            n_random=n_random,
+            n_batches=n_batches,
+            n_starts=n_starts,
+            include=self.gp.X,
+            maxiter=maxiter,
         )
-        if np.isfinite(res.fun) and -res.fun > best_value:  # strictly better, as the reference
-            best_z, best_value = np.clip(res.x, -1.0, 1.0), float(-res.fun)
-    return best_z, best_value
 
 
 @dataclass(frozen=True)
@@ -248,9 +223,7 @@ class BayesOptAttack:
         y = [oracle(u) for u in U]  # step 1
         side, gp = self._update(None, None, U, y, 0, rng, details)  # step 2
         for k in itertools.count():  # step 3: the oracle ends the loop
-            z, _ = maximise_ucb(
-                UCB(gp, self.beta_sqrt),
-                gp.X,
+            z, _ = UCB(gp, self.beta_sqrt).maximize(
                 rng,
                 n_random=self.n_random,
                 n_batches=self.n_batches,
@@ -302,4 +275,4 @@ class BayesOptAttack:
         return side, ExactGP(Z, ys, kernel, self.noise_variance)
 
 
-__all__ = ["BAYESOPT_SIDES", "UCB", "BayesOptAttack", "SideChoice", "maximise_ucb"]
+__all__ = ["BAYESOPT_SIDES", "UCB", "BayesOptAttack", "SideChoice"]

@@ -38,8 +38,9 @@ import numpy as np
 
 from frontierbo._validation import as_generator, check_int, check_real, check_vector
 from frontierbo.core.exact import ExactGP, cholesky_with_jitter
-from frontierbo.core.fit import fit_kernel
+from frontierbo.core.kernel_fit import fit_kernel
 from frontierbo.core.kernels import ExponentialDecay
+from frontierbo.core.sampling import sample_from_roots
 
 #: Action codes of the reference implementation: 1 = D2 (conclude theta_2, keep going),
 #: 2 = D1 (conclude theta_1: stop the loop), 3 = D0 (continue). The reference writes 0 for
@@ -221,7 +222,7 @@ def forward_samples(
     future = np.arange(i0 + 1, horizon + 1, dtype=float)[:, None]
     mean, cov = gp.predict(future, full_cov=True)
     chol, _ = cholesky_with_jitter(cov)
-    draws = mean + rng.standard_normal((samples, len(future))) @ chol.T
+    draws = mean + sample_from_roots([chol], size=samples, seed=rng)
     return draws, fit.kernel
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from frontierbo._validation import check_int, check_real
 from frontierbo.attack.add_gp_ucb import standardise
 from frontierbo.core.exact import ExactGP
-from frontierbo.core.fit import fit_kernel
+from frontierbo.core.kernel_fit import fit_kernel
 from frontierbo.core.kernels import Matern52
 
 #: A datum of D_dim: ((d_0, t_0), best objective of that loop).

@@ -1,26 +1,24 @@
-"""Attack your own torch classifier: ``frontierbo attack --model M --images I --target-class …``.
+"""``frontierbo run bos2`` / ``frontierbo attack``: attack your own torch classifier.
 
-The images file is an ``.npz`` with ``images`` (n, H, W, C) — uint8 pixels 0-255 or floats in
-[0, 1] — and optionally ``labels`` (n,) (default: the model's own predictions, so an instance is
-"make the model change its mind to the target"). Every (image, target) pair is one instance with
-its own seed; each writes its query log. Outputs in ``--out``: ``adversarial.npz`` (``x_adv``
-(m, H, W, C) in the images' pixel range, NaN where the attack failed, plus ``image``, ``target``,
-``success``, ``queries``), ``queries.jsonl`` (one line per query of every instance) and
-``summary.json``.
+Every (image, target) pair is one instance with its own seed. ``out`` receives
+``adversarial.npz`` (``x_adv`` (m, H, W, C) in [0, 1], NaN where the attack failed, with
+``image``, ``target``, ``success``, ``queries``), ``queries.jsonl`` (every query of every
+instance), ``summary.json`` and, from the shared run path, ``result.json`` (the same summary).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 
-from frontierbo._validation import check_int, check_real
+from frontierbo._validation import check_int
+from frontierbo.attack.system import RUN
 from frontierbo.experiments.runner import seed_for
-from frontierbo.experiments.store import atomic_output, write_json_atomic
-
-ATTACKS = ("bos2", "bos2-nostop", "bayesopt", "genattack", "zoo", "autozoom")
+from frontierbo.io import atomic_output, write_json_atomic, write_text_atomic
+from frontierbo.systems.userrun import implements
 
 
 def load_images(path) -> tuple[np.ndarray, np.ndarray | None, float]:
@@ -46,6 +44,7 @@ def load_images(path) -> tuple[np.ndarray, np.ndarray | None, float]:
     return x - 0.5, labels, scale
 
 
+@implements(RUN)
 def run_user_attack(
     model,
     images,
@@ -57,30 +56,37 @@ def run_user_attack(
     profile: str = "paper",
     groups: int | None = None,
     seed: int = 0,
+    architecture: str | None = None,
+    input_scale: str | None = None,
     out=None,
     labels=None,
 ) -> dict:
-    """Attack every image towards each of ``targets`` (a list of class indices, or ``"all"``).
-
-    ``model``: a :class:`~frontierbo.attack.victims.Victim` (or any callable from attack-space
-    batches to probabilities); ``images`` (n, H, W, C) in [-0.5, 0.5]; ``groups``: BOS²'s
-    number of additive groups (None: the thesis's 12).
-    """
+    """Attack every image towards each target. From Python ``model`` may also be a
+    :class:`~frontierbo.attack.victims.Victim` (any callable from attack-space batches to
+    probabilities), ``images`` an array (n, H, W, C) in [-0.5, 0.5] and ``labels`` the images'
+    classes (default: the file's, else the model's predictions)."""
     from frontierbo.attack.base import execute
     from frontierbo.attack.experiment import build_attack
     from frontierbo.attack.oracle import QueryOracle
 
-    if attack not in ATTACKS:
-        raise ValueError(f"attack must be one of {list(ATTACKS)}, got {attack!r}")
-    budget = check_int(budget, "budget (--queries)", low=1)
-    delta_max = check_real(delta_max, "delta_max (--delta-max)", low=0.0, high=1.0)
+    if isinstance(images, str | os.PathLike):
+        images, stored, _ = load_images(images)
+        labels = stored if labels is None else labels
+    if isinstance(model, str | os.PathLike):
+        from frontierbo.attack.victims import load_torch_classifier
+
+        model = load_torch_classifier(
+            model, architecture, input_scale, input_shape=images.shape[1:]
+        )
+    elif architecture is not None or input_scale is not None:
+        raise ValueError("--architecture and --input-scale apply to a model file only")
     dataset = "cifar10" if images.shape[-1] == 3 else "mnist"
     # attacks are frozen dataclasses: one object serves every instance, and a bad option fails
     # here, before any query
     attacker = build_attack(attack, dataset, profile, groups)
-    predicted = np.argmax(model(images), axis=1)
-    true = predicted if labels is None else np.asarray(labels)
-    classes = model(images[:1]).shape[1]
+    probabilities = model(images)
+    true = probabilities.argmax(axis=1) if labels is None else np.asarray(labels)
+    classes = probabilities.shape[1]
     instances = []
     for i in range(images.shape[0]):
         wanted = [c for c in range(classes) if c != true[i]] if targets == "all" else targets
@@ -111,24 +117,16 @@ def run_user_attack(
         "results": rows,
     }
     if out is not None:
-        _write(Path(out), summary, logs, x_adv)
+        _write(out, summary, logs, x_adv)
     return summary
 
 
 def _write(out: Path, summary: dict, logs: list[dict], x_adv: np.ndarray) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    rows = summary["results"]
+    keys = ("image", "target", "success", "queries")
+    columns = {key: np.array([r[key] for r in summary["results"]]) for key in keys}
     with atomic_output(out / "adversarial.npz") as tmp, open(tmp, "wb") as fh:
-        np.savez_compressed(
-            fh,
-            x_adv=x_adv + 0.5,
-            image=np.array([r["image"] for r in rows]),
-            target=np.array([r["target"] for r in rows]),
-            success=np.array([r["success"] for r in rows]),
-            queries=np.array([r["queries"] for r in rows]),
-        )
-    with atomic_output(out / "queries.jsonl") as tmp:
-        Path(tmp).write_text("".join(json.dumps(line) + "\n" for line in logs))
+        np.savez_compressed(fh, x_adv=x_adv + 0.5, **columns)
+    write_text_atomic(out / "queries.jsonl", "".join(json.dumps(line) + "\n" for line in logs))
     write_json_atomic(out / "summary.json", summary)
 
 
@@ -138,9 +136,22 @@ def format_summary(summary: dict) -> str:
         f"succeeded (budget {summary['budget']}, delta_max {summary['delta_max']})",
         "image  label  target  success  queries",
     ]
-    for r in summary["results"]:
-        lines.append(
-            f"{r['image']:>5}  {r['label']:>5}  {r['target']:>6}  {str(r['success']):>7}  "
-            f"{r['queries']:>7}"
-        )
-    return "\n".join(lines)
+    row = "{image:>5}  {label:>5}  {target:>6}  {success!s:>7}  {queries:>7}"
+    return "\n".join(lines + [row.format(**r) for r in summary["results"]])
+
+
+def example(directory) -> list[dict]:
+    """A pickled two-layer net on one 20 x 20 grey image (BayesOpt's smallest) and a 40-query
+    run of each attack (conformance); skips without torch."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    nn = torch.nn
+    torch.save(nn.Sequential(nn.Flatten(), nn.Linear(400, 8), nn.ReLU(), nn.Linear(8, 3)),
+               directory / "net.pt")  # fmt: skip
+    pixels = np.random.default_rng(0).integers(0, 256, (1, 20, 20, 1), dtype=np.uint8)
+    np.savez(directory / "images.npz", images=pixels)
+    run = {"model": directory / "net.pt", "images": directory / "images.npz", "targets": [2],
+           "budget": 40, "profile": "fast", "seed": 1}  # fmt: skip
+    return [{**run, "attack": attack} for attack in RUN.param("attack").choices]

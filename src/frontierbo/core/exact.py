@@ -13,6 +13,9 @@ with L-BFGS-B, so they need the posterior, and its gradient, at any point. With
   ``mean_j(x) = k_j(x, X) alpha`` and ``var_j(x) = k_j(x, x) - k_j(x, X) A^{-1} k_j(X, x)``;
   the component means sum to the mean (less ``m``);
 * gradients: ``d mean_j / dx = dk_j^T alpha``, ``d var_j / dx = -2 dk_j^T A^{-1} k_j(X, x)``.
+
+:class:`PoolPosterior` keeps the per-component posterior on a fixed pool of points (the
+acquisition pools of the attacks) up to date as the GP gains inputs, one row at a time.
 """
 
 from __future__ import annotations
@@ -26,16 +29,19 @@ from frontierbo._validation import check_matrix, check_real, check_vector
 _JITTERS = (0.0, 1e-10, 1e-8, 1e-6, 1e-4)
 
 
-def cholesky_with_jitter(A: np.ndarray) -> tuple[np.ndarray, float]:
-    """Lower Cholesky factor of ``A + jitter I`` with the smallest jitter in ``_JITTERS`` (relative
-    to the mean diagonal) that works, and that jitter."""
+def cholesky_with_jitter(A: np.ndarray, jitters=_JITTERS) -> tuple[np.ndarray, float]:
+    """Lower Cholesky factor of ``A + jitter I`` with the first of ``jitters`` (relative to the mean
+    diagonal) that works, and that jitter (absolute)."""
     scale = max(float(np.mean(np.diag(A))), 1e-300)
-    for rel in _JITTERS:
+    for rel in jitters:
         try:
             return np.linalg.cholesky(A + (rel * scale) * np.eye(len(A))), rel * scale
         except np.linalg.LinAlgError:
             continue
-    raise np.linalg.LinAlgError("the covariance matrix is not positive definite, even with jitter")
+    raise np.linalg.LinAlgError(
+        f"the covariance matrix is not positive definite, even with jitter {jitters[-1]:.3g} "
+        "times its mean diagonal"
+    )
 
 
 class ExactGP:
@@ -156,6 +162,62 @@ class ExactGP:
         return _point_gradients(
             self.kernel.kernels[j], Xj, self.L, self.alpha, np.asarray(z, float)
         )
+
+
+class PoolPosterior:
+    """The posterior of an :class:`ExactGP` on a fixed pool of points (m, d), per component of
+    an additive kernel (one component for any other kernel), following the GP as it gains inputs.
+
+    Whitening the pool, ``V_j = L^{-1} k_j(X, pool)`` for each component ``j``, costs
+    O(n^2 m); a new input adds one row ``[l^T, l_nn]`` to ``L`` (:meth:`ExactGP.extended`), so
+    it adds one row ``(k_j(x, pool) - l^T V_j) / l_nn`` to each ``V_j`` and subtracts its square
+    from the variances: O(n m) per component. The means ``V_j^T L^{-1} (y - m)`` follow the GP's
+    outputs, which may change with every input (re-standardised outputs).
+
+    ``pool`` and ``n0`` (the GP's inputs when the pool was whitened) are read-only.
+    """
+
+    def __init__(self, gp: ExactGP, pool):
+        self.gp, self.pool, self.n0 = gp, check_matrix(pool, "pool", n_cols=gp.X.shape[1]), gp.n
+        kernel = gp.kernel
+        if hasattr(kernel, "groups"):
+            self._kernels, self._groups = kernel.kernels, kernel.groups
+        else:
+            self._kernels, self._groups = [kernel], [np.arange(gp.X.shape[1])]
+        self._V, self._variances, self._rows = [], [], []
+        for kj, g in zip(self._kernels, self._groups, strict=True):
+            Vj = gp._whiten(kj(gp.X[:, g], self.pool[:, g]))
+            self._V.append(Vj)
+            self._variances.append(kj.diag(self.pool[:, g]) - np.einsum("ij,ij->j", Vj, Vj))
+            self._rows.append(np.empty((0, self.pool.shape[0])))
+        self._w = None
+
+    def extended(self, gp: ExactGP) -> PoolPosterior | None:
+        """The pool's posterior under ``gp``, this one's GP extended by one input
+        (:meth:`ExactGP.extended`); None when ``gp`` is not such an extension (it fell back to a
+        new factorisation), and the pool must be whitened anew."""
+        if gp.n != self.gp.n + 1 or not np.array_equal(gp.L[:-1, :-1], self.gp.L):
+            return None
+        new = object.__new__(PoolPosterior)
+        new.gp, new.pool, new.n0, new._V, new._w = gp, self.pool, self.n0, self._V, None
+        new._kernels, new._groups, new._variances, new._rows = self._kernels, self._groups, [], []
+        l, l_nn, x = gp.L[-1, :-1], gp.L[-1, -1], gp.X[-1]
+        for j, (kj, g) in enumerate(zip(self._kernels, self._groups, strict=True)):
+            known = l[: self.n0] @ self._V[j] + l[self.n0 :] @ self._rows[j]
+            row = (kj(x[None, g], self.pool[:, g])[0] - known) / l_nn
+            new._rows.append(np.vstack([self._rows[j], row]))
+            new._variances.append(self._variances[j] - row * row)
+        return new
+
+    def component(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """Mean (less the prior mean) and latent variance (not clipped) of component ``j`` on
+        the pool, each (m,)."""
+        if self._w is None:  # L^{-1} (y - m), shared by the components
+            gp = self.gp
+            self._w = solve_triangular(gp.L, gp.y - gp.prior_mean, lower=True, check_finite=False)
+        w = self._w
+        mean = self._V[j].T @ w[: self.n0] + self._rows[j].T @ w[self.n0 :]
+        return mean, self._variances[j]
 
 
 def _point_gradients(kernel, X: np.ndarray, L: np.ndarray, alpha: np.ndarray, x: np.ndarray):

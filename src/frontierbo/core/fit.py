@@ -3,7 +3,9 @@
 Model: ``y = m + f(x) + eps``, ``f ~ GP(0, k)``, ``eps ~ N(0, sigma_n^2)``, constant mean ``m``.
 Parameters ``theta = [log variance, log lengthscale(s), log sigma_n^2, m]`` are optimised with
 scipy's L-BFGS-B from several seeded random starts, using the analytic gradient
-``dNLL/dtheta_j = -0.5 tr((alpha alpha^T - A^{-1}) dA/dtheta_j)``.
+``dNLL/dtheta_j = -0.5 tr((alpha alpha^T - A^{-1}) dA/dtheta_j)``. Optionally MAP under
+log-normal priors (:class:`LogNormalPriors`). Zero-mean fits of kernels of any kind (additive,
+Freeze-Thaw) are in :mod:`frontierbo.core.kernel_fit`.
 """
 
 from __future__ import annotations
@@ -18,11 +20,10 @@ from scipy.optimize import minimize
 
 from frontierbo._threads import one_blas_thread
 from frontierbo._validation import SeedLike, as_generator, check_int, check_matrix, check_vector
-from frontierbo.core.additive import AdditiveKernel
 from frontierbo.core.kernels import StationaryKernel, make_kernel
 
 _LOG_2PI = np.log(2.0 * np.pi)
-_FAILED = 1e25  # NLL reported when the Cholesky factorisation fails
+FAILED_NLL = 1e25  # NLL reported when the Cholesky factorisation fails
 #: Fits on fewer points run BLAS on one thread: at n = 500-2000 a second OpenBLAS thread made a
 #: fit 1.3-3x slower on 2 cores (benchmarks/fit_speed.py --threads 2).
 ONE_THREAD_BELOW = 4000
@@ -74,7 +75,7 @@ def negative_log_likelihood(
         # Push L-BFGS-B towards more noise, which restores positive definiteness.
         grad = np.zeros_like(theta)
         grad[-2] = -1.0
-        return _FAILED, grad
+        return FAILED_NLL, grad
     resid = y - mean
     alpha, _ = lapack.dpotrs(L, resid, lower=1)
     nll = 0.5 * resid @ alpha + np.log(np.diag(L)).sum() + 0.5 * n * _LOG_2PI
@@ -115,12 +116,12 @@ def negative_log_likelihood_direct(
     except np.linalg.LinAlgError:
         grad = np.zeros_like(theta)
         grad[-2] = -1.0
-        return _FAILED, grad
+        return FAILED_NLL, grad
     resid = y - mean
     alpha = cho_solve(cf, resid, check_finite=False)
     log_det = 2.0 * np.log(np.diag(cf[0])).sum()
     nll = 0.5 * resid @ alpha + 0.5 * log_det + 0.5 * len(y) * _LOG_2PI
-    W = np.outer(alpha, alpha) - _inverse_from_cholesky(np.tril(cf[0]))
+    W = np.outer(alpha, alpha) - inverse_from_cholesky(np.tril(cf[0]))
     grad = np.empty_like(theta)
     for j, D in enumerate(dK):
         grad[j] = -0.5 * np.sum(W * D)
@@ -197,13 +198,13 @@ class LogNormalPriors:
 
 def _map_objective(theta, X, y, template, priors: LogNormalPriors):
     nll, grad = negative_log_likelihood(theta, X, y, template)
-    if nll >= _FAILED:
+    if nll >= FAILED_NLL:
         return nll, grad
     value, dvalue = priors.penalty(theta)
     return nll + value, grad + dvalue
 
 
-def _inverse_from_cholesky(L: np.ndarray) -> np.ndarray:
+def inverse_from_cholesky(L: np.ndarray) -> np.ndarray:
     """``A^{-1}`` from the lower Cholesky factor of ``A`` (LAPACK potri: half the work of a
     solve). ``L``'s strict upper triangle must be zero (numpy's ``cholesky``), so potri's lower
     triangle plus its transpose, diagonal halved, is the symmetric inverse: one pass, where
@@ -338,7 +339,7 @@ class _Objective:
                 nlls.append(float(res.fun))
                 if best is None or res.fun < best.fun:
                     best = res
-        if not np.isfinite(best.fun) or best.fun >= _FAILED:
+        if not np.isfinite(best.fun) or best.fun >= FAILED_NLL:
             raise RuntimeError(
                 "fit_hyperparameters: the covariance matrix was not positive definite at any "
                 "restart; check for duplicated rows with different outputs, or raise "
@@ -391,135 +392,3 @@ def _prior_start(priors: LogNormalPriors, x0: np.ndarray, n_ls: int, bounds) -> 
     x[-2] = np.log(noise)
     lo, hi = np.array([b[0] for b in bounds]), np.array([b[1] for b in bounds])
     return np.clip(x, lo, hi)
-
-
-# -- kernels of any kind, zero mean, fixed or fitted noise --------------------------------------
-@dataclass(frozen=True)
-class KernelFit:
-    """A fitted kernel (any kind with the log-parameter interface) and noise variance."""
-
-    kernel: object
-    noise_variance: float
-    nll: float
-    restarts_nll: tuple[float, ...]
-
-
-def _gram_and_gradients(template, X: np.ndarray) -> Callable:
-    """``theta_kernel -> (K, trace)`` for ``template``'s kind, where ``trace(W)`` is the vector
-    ``[tr(W dK/dtheta_p)]_p``. Additive kernels compute their per-group distances once, here,
-    and work on the upper triangle (:meth:`AdditiveKernel.gram_and_trace_at`); an isotropic
-    stationary kernel is the one-group case, so its distances, too, are computed once per fit
-    rather than once per likelihood evaluation (``r^2 = D / l^2``)."""
-    if isinstance(template, StationaryKernel) and not template.ard:
-        template = AdditiveKernel([np.arange(X.shape[1])], [template])
-    if hasattr(template, "gram_and_trace_at"):
-        D, n = template.packed_distances(X), X.shape[0]
-        return lambda theta: template.gram_and_trace_at(theta, D, n)
-
-    def gram(theta):
-        K, dK = template.with_log_params(theta).gradients(X)
-        # dK[0] (d/dlog v) is K itself, and the likelihood adds the noise to the K it gets
-        return K.copy(), lambda W: np.array([np.sum(W * D) for D in dK])
-
-    return gram
-
-
-def zero_mean_nll(
-    theta: np.ndarray, gram: Callable, y: np.ndarray, noise_variance: float | None
-) -> tuple[float, np.ndarray]:
-    """NLL of ``y ~ N(0, K + sigma_n^2 I)`` and its gradient w.r.t. ``theta = [kernel log-params]``
-    (fixed ``noise_variance``) or ``[kernel log-params, log sigma_n^2]`` (``noise_variance=None``).
-    ``gram(theta_kernel) -> (K, trace)`` (see :func:`_gram_and_gradients`)."""
-    fitted_noise = noise_variance is None
-    n_kernel = len(theta) - 1 if fitted_noise else len(theta)
-    noise = float(np.exp(theta[-1])) if fitted_noise else noise_variance
-    K, trace = gram(theta[:n_kernel])
-    A = K
-    A[np.diag_indices_from(A)] += noise
-    try:
-        L = np.linalg.cholesky(A)
-    except np.linalg.LinAlgError:
-        grad = np.zeros_like(theta)
-        if fitted_noise:
-            grad[-1] = -1.0  # more noise restores positive definiteness
-        return _FAILED, grad
-    alpha = cho_solve((L, True), y, check_finite=False)
-    nll = 0.5 * y @ alpha + np.log(np.diag(L)).sum() + 0.5 * len(y) * _LOG_2PI
-    W = np.outer(alpha, alpha)
-    W -= _inverse_from_cholesky(L)
-    grad = np.empty_like(theta)
-    grad[:n_kernel] = -0.5 * trace(W)
-    if fitted_noise:
-        grad[-1] = -0.5 * noise * np.trace(W)
-    return float(nll), grad
-
-
-def fit_kernel(
-    X,
-    y,
-    kernel,
-    *,
-    bounds,
-    noise_variance: float | None = None,
-    noise_bounds: tuple[float, float] = (1e-6, 1.0),
-    n_restarts: int = 1,
-    maxiter: int = 1000,
-    seed: SeedLike = 0,
-) -> KernelFit:
-    """Maximum-likelihood hyperparameters of ``kernel`` for a zero-mean GP (standardise ``y``).
-
-    Parameters
-    ----------
-    X, y : inputs (n, d) and outputs (n,).
-    kernel : the kernel whose current hyperparameters are the first starting point.
-    bounds : ``(low, high)`` per kernel hyperparameter, in natural units, in the order of
-        ``kernel.log_params`` (e.g. ``[(1e-2, 1e2), (1e-2, 10)]`` for variance and lengthscale).
-    noise_variance : fixed ``sigma_n^2``, or None to fit it inside ``noise_bounds``.
-    n_restarts : optimisations run: the first from ``kernel``'s values, the others from
-        log-uniform random points inside the bounds; the best is returned.
-    maxiter : L-BFGS-B iterations per restart.
-    """
-    X = check_matrix(X, "X")
-    y = check_vector(y, "y", length=X.shape[0])
-    n_restarts = check_int(n_restarts, "n_restarts", low=1)
-    maxiter = check_int(maxiter, "maxiter", low=1)
-    rng = as_generator(seed)
-    log_bounds = _log_bounds(bounds, len(kernel.log_params), "bounds")
-    start = np.clip(kernel.log_params, log_bounds[:, 0], log_bounds[:, 1])
-    if noise_variance is None:
-        noise_lb = _log_bounds([noise_bounds], 1, "noise_bounds")
-        log_bounds = np.vstack([log_bounds, noise_lb])
-        start = np.append(start, noise_lb.mean())
-    else:
-        noise_variance = float(noise_variance)
-    gram = _gram_and_gradients(kernel, X)
-    best, nlls = None, []
-    for restart in range(n_restarts):
-        x0 = start if restart == 0 else rng.uniform(log_bounds[:, 0], log_bounds[:, 1])
-        res = minimize(
-            zero_mean_nll,
-            x0,
-            args=(gram, y, noise_variance),
-            jac=True,
-            method="L-BFGS-B",
-            bounds=log_bounds,
-            options={"maxiter": maxiter},
-        )
-        nlls.append(float(res.fun))
-        if best is None or res.fun < best.fun:
-            best = res
-    if best.fun >= _FAILED:
-        raise RuntimeError("fit_kernel: the covariance matrix was not positive definite")
-    theta = best.x
-    if noise_variance is None:
-        theta, noise_variance = theta[:-1], float(np.exp(theta[-1]))
-    return KernelFit(kernel.with_log_params(theta), noise_variance, float(best.fun), tuple(nlls))
-
-
-def _log_bounds(bounds, size: int, name: str) -> np.ndarray:
-    b = np.asarray(bounds, dtype=float)
-    if b.shape != (size, 2) or not np.all(b > 0) or not np.all(b[:, 0] <= b[:, 1]):
-        raise ValueError(
-            f"{name} must be {size} pairs (low, high) with 0 < low <= high, got {bounds}"
-        )
-    return np.log(b)

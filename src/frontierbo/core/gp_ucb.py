@@ -11,6 +11,10 @@ width ``sqrt(beta_t)``: observed rows excluded, ties broken by the lowest row in
 
 Asking twice without telling returns the same pending row and does not advance ``t`` (a round is
 one ask and the next tell; see :meth:`GPUCB.ask`).
+
+:func:`gp_bucb_scores` is GP-BUCB (Desautels et al. 2014), the batch rule for rows asked but not
+told yet: the UCB with the variance conditioned on those rows hallucinated at the posterior mean.
+The studies' parallel workers and the macro-action baseline B4 both score with it.
 """
 
 from __future__ import annotations
@@ -106,8 +110,7 @@ class GPUCB:
         and ``t`` stays (so ``beta_t`` counts rounds, not calls, and a caller that retries
         ``ask`` after a failure gets the same proposal). The tell that ends a round may report
         another row than the one asked for (the caller evaluated something else). GP-UCB
-        proposes one row at a time; it has no batch (pending-aware) rule, so it cannot hand two
-        parallel workers two different rows.
+        proposes one row at a time; the batch (pending-aware) rule is :func:`gp_bucb_scores`.
         """
         if self._pending is not None:
             return self._pending
@@ -138,3 +141,13 @@ class GPUCB:
         """Record observation ``y`` at row ``index``; after an ``ask`` this ends the round."""
         self.gp.add(index, y)
         self._pending = None
+
+
+def gp_bucb_scores(gp: FiniteDomainGP, width: float, pending=(), rows=None) -> np.ndarray:
+    """GP-BUCB's scores ``mu_t(x) + width * sigma_{t | pending}(x)`` at candidate ``rows``
+    (default: all n): the rows in ``pending``, asked but not told yet, are hallucinated at the
+    posterior mean (:meth:`FiniteDomainGP.hallucinated`), which leaves the mean at ``mu_t`` and
+    shrinks the latent std around them, so a batch spreads out (Desautels et al. 2014). With
+    nothing pending, the GP-UCB scores of :func:`~frontierbo.core.acquisition.ucb_scores`."""
+    mean, var = gp.hallucinated(rows, pending)
+    return ucb_scores(mean, np.sqrt(var, out=var), width, out=var)

@@ -1,11 +1,18 @@
-"""Exact GP prior samples on a product grid through the Kronecker structure of the kernel.
+"""Gaussian samples through square roots of their covariance: the one sampler of GP draws.
+
+:func:`sample_from_roots` is the sampler every GP draw of the library goes through: prior draws
+of the systems' synthetic functions (grids, arm sets, the substitute data sets) and the attack's
+posterior forward simulations. Given square roots ``R_j R_j^T = K_j`` it returns
+``(R_1 (x) ... (x) R_d) w`` for standard normal ``w``, an exact sample with covariance
+``K = K_1 (x) ... (x) K_d``; with one root it is ``R w``. Each ``R_j`` is applied along its own
+axis of ``w`` (reshaped to the grid), so the big matrix is never formed: for a 50 x 50 grid that
+is two 50 x 50 roots instead of a 2500 x 2500 one. The caller chooses the root: :func:`psd_root`
+(eigendecomposition, no jitter; :func:`sample_kronecker`) or a Cholesky factor
+(:func:`frontierbo.core.exact.cholesky_with_jitter`, or plain ``np.linalg.cholesky``).
 
 A separable kernel ``k(x, x') = prod_j k_j(x_j, x'_j)`` (the squared exponential, isotropic or
-ARD, is one) has, on the grid ``g_1 x ... x g_d``, the covariance matrix
-``K = K_1 (x) ... (x) K_d`` with ``K_j = k_j(g_j, g_j)``. With square roots ``R_j R_j^T = K_j``,
-``(R_1 (x) ... (x) R_d) w`` for standard normal ``w`` is an exact sample, and applying each
-``R_j`` along its own axis of ``w`` (reshaped to the grid) never forms the big matrix: for a
-50 x 50 grid that is two 50 x 50 eigendecompositions instead of a 2500 x 2500 Cholesky.
+ARD, is one) has such a Kronecker covariance on the grid ``g_1 x ... x g_d``, with
+``K_j = k_j(g_j, g_j)`` (:func:`sample_se_on_grid`).
 
 Grid points are ordered in C order (last axis fastest): point ``(i_1, ..., i_d)`` is row
 ``np.ravel_multi_index((i_1, ..., i_d), shape)``, the order of :func:`grid_points`.
@@ -55,28 +62,46 @@ def grid_points(axes: Sequence) -> np.ndarray:
     return np.column_stack([m.ravel() for m in mesh])
 
 
-def sample_kronecker(factors: Sequence, size: int = 1, seed: SeedLike = None) -> np.ndarray:
-    """Zero-mean Gaussian samples with covariance ``factors[0] (x) ... (x) factors[-1]``.
+def sample_from_roots(roots: Sequence, size: int = 1, seed: SeedLike = None) -> np.ndarray:
+    """Zero-mean Gaussian samples with covariance ``(R_1 R_1^T) (x) ... (x) (R_d R_d^T)``.
 
     Args:
-        factors: the d symmetric PSD matrices ``K_j`` (n_j, n_j).
+        roots: the d square matrices ``R_j`` (n_j, n_j), e.g. :func:`psd_root` or Cholesky
+            factors of the ``K_j``.
         size: number of independent samples, >= 1.
         seed: int, Generator or None; the standard normals are drawn as one (size, n_1, ...,
-            n_d) array, so a seed gives the same samples whatever the factors.
+            n_d) array (a Generator's stream advances by ``size * prod n_j`` normals), so a seed
+            gives the same normals whatever the roots.
 
     Returns:
         (size, n_1 * ... * n_d) array; column order as in :func:`grid_points`.
     """
     size = check_int(size, "size", low=1)
-    if len(factors) == 0:
-        raise ValueError("factors must hold at least one matrix")
-    roots = [psd_root(K) for K in factors]
+    if len(roots) == 0:
+        raise ValueError("roots must hold at least one matrix")
+    roots = [np.asarray(R, dtype=float) for R in roots]
+    for j, R in enumerate(roots):
+        if R.ndim != 2 or R.shape[0] != R.shape[1] or R.shape[0] < 1:
+            raise ValueError(f"roots[{j}] must be a square (n, n) matrix, got shape {R.shape}")
     shape = tuple(R.shape[0] for R in roots)
     sample = as_generator(seed).standard_normal((size, *shape))
-    for axis, R in enumerate(roots, start=1):
-        # R applied along one grid axis: (R_1 (x) ... (x) R_d) vec(w) without the big matrix.
-        sample = np.moveaxis(np.tensordot(R, sample, axes=([1], [axis])), 0, axis)
+    for axis, R in enumerate(roots[:-1], start=1):
+        # R applied along one grid axis: (R_1 (x) ... (x) R_d) vec(w) without the big matrix
+        sample = np.moveaxis(R @ np.moveaxis(sample, axis, -2), -2, axis)
+    # the last from the right, so each sample is R_1 W R_2^T (two axes) or w R^T (one), the
+    # products written by hand before: same rounding, whatever BLAS threads do
+    sample = sample @ roots[-1].T
     return sample.reshape(size, -1)
+
+
+def sample_kronecker(factors: Sequence, size: int = 1, seed: SeedLike = None) -> np.ndarray:
+    """Zero-mean Gaussian samples with covariance ``factors[0] (x) ... (x) factors[-1]`` (the
+    symmetric PSD matrices ``K_j``), through their :func:`psd_root` (:func:`sample_from_roots`).
+    """
+    size = check_int(size, "size", low=1)
+    if len(factors) == 0:
+        raise ValueError("factors must hold at least one matrix")
+    return sample_from_roots([psd_root(K) for K in factors], size=size, seed=seed)
 
 
 def sample_se_on_grid(

@@ -53,7 +53,7 @@ ALGORITHMS: dict[str, tuple[str, str, str, str]] = {
     "tgp": ("frontierbo.ldp.tgp_ucb", "TGPUCB", "TGP-UCB", "LDP-TGP-UCB"),
     "moma": ("frontierbo.ldp.moma_gp_ucb", "MoMAGPUCB", "MoMA-GP-UCB", "LDP-MoMA-GP-UCB"),
 }
-#: Dataset families (the private problem names of :func:`frontierbo.ldp.problems.get_ldp_problem`).
+#: Dataset families (the private problem names of :func:`frontierbo.ldp.datasets.get_ldp_problem`).
 DATASETS = ("synthetic-matern", "synthetic-se", "light", "stock")
 #: The non-private heavy-tailed problem of each family (E2).
 HEAVY_TAILED = {
@@ -232,7 +232,7 @@ def _seeds(base_seed: int, s: Setting, alg: str, trial: int) -> dict[str, int]:
 # -- problems and algorithms ------------------------------------------------------------------
 @lru_cache(maxsize=16)
 def _problem(name: str, seed: int, kwargs_items: tuple):
-    from frontierbo.ldp.problems import get_ldp_problem
+    from frontierbo.ldp.datasets import get_ldp_problem
 
     kwargs = dict(kwargs_items) if name.startswith("synthetic") else {}
     return get_ldp_problem(name, seed, **kwargs)

@@ -10,7 +10,7 @@ where ``B`` bounds the function (``|f(x)| <= ||f||_H sqrt(k(x, x)) <= B``) and `
 ``[-(B + R), B + R]``, the sensitivity is ``2 (B + R)`` and Lemma 1 of the paper gives eps-LDP.
 
 Implementation: the noise comes from the hardened grid mechanism
-:class:`frontierbo.dp.samplers.LaplaceMechanism` (exact discrete Laplace on the grid
+:class:`frontierbo.dp.mechanisms.LaplaceMechanism` (exact discrete Laplace on the grid
 ``granularity * Z``), never from ``rng.laplace`` (floating-point Laplace noise is not DP,
 Mironov 2012). The grid mechanism rounds ``y`` to the grid and calibrates its noise to the
 sensitivity *plus one grid step*, so its exact Laplace scale is ``noise_scale = (2 (B + R) +
@@ -47,7 +47,8 @@ from frontierbo._validation import (
     check_real,
 )
 from frontierbo.dp.accounting import PrivacyGuarantee
-from frontierbo.dp.samplers import LaplaceMechanism, RandomBits
+from frontierbo.dp.mechanisms import LaplaceMechanism
+from frontierbo.dp.samplers import RandomBits
 
 __all__ = ["CTL", "sub_weibull_K1", "sub_weibull_R"]
 

@@ -13,9 +13,6 @@ Shared by the other baselines (``baselines_batch``, ``q_ei``, ``rollout``):
 * :func:`greedy_batch` — the greedy-batch adaptation of footnote 11: a batch is built one input
   at a time; at step j only the macro-actions whose first j - 1 cells equal the chosen ones remain,
   their j-th cells are scored, the best is chosen; after kappa steps the remaining row is chosen.
-* :func:`hallucinated_posterior` — the posterior at some cells after hypothetical observations at
-  others (GP-BUCB's hallucination, Rollout's fantasies), by linear algebra on the blocks of
-  ``FiniteDomainGP.covariance``: no second GP.
 * :func:`expected_improvement` — single-point EI
   (docs/decisions.md#macro-bo-ei-uses-the-noisy-output-std).
 
@@ -30,7 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 from scipy.special import ndtr
 
 from frontierbo._validation import as_generator, check_int, check_real
@@ -102,33 +98,6 @@ def expected_improvement(mean, std, best: float) -> np.ndarray:
         z = np.where(std > 0, gain / np.where(std > 0, std, 1.0), 0.0)
     ei = gain * ndtr(z) + std * np.exp(-0.5 * z * z) / _SQRT_2PI
     return np.where(std > 0, ei, np.maximum(gain, 0.0))
-
-
-def hallucinated_posterior(
-    gp: FiniteDomainGP, rows, prefix, y_prefix=None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior mean (c,) and latent variance (c,) at ``rows`` given ``d_t`` plus hypothetical
-    noisy observations (noise ``sigma_n^2``) at ``prefix`` with values ``y_prefix``.
-
-    ``y_prefix=None`` means the observations equal their posterior means, which leaves the mean
-    at ``mu_t`` (GP-BUCB's hallucination). With ``S = Cov_t(prefix) + sigma_n^2 I``:
-    ``mu = mu_t + Cov_t(rows, prefix) S^-1 (y - mu_t(prefix))``,
-    ``var = var_t - diag(Cov_t(rows, prefix) S^-1 Cov_t(prefix, rows))``.
-    """
-    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-    prefix = np.asarray(prefix, dtype=np.int64).reshape(-1)
-    mean = gp.mean[rows].copy()
-    var = gp.posterior_variance()[rows]
-    if prefix.size == 0:
-        return mean, var
-    S = gp.covariance(prefix) + gp.noise_variance * np.eye(prefix.size)
-    factor = cho_factor(0.5 * (S + S.T), lower=True)
-    cross = gp.covariance(prefix, rows)  # (p, c)
-    var = np.maximum(var - np.einsum("pc,pc->c", cross, cho_solve(factor, cross)), 0.0)
-    if y_prefix is not None:
-        resid = np.asarray(y_prefix, dtype=float).reshape(-1) - gp.mean[prefix]
-        mean += cross.T @ cho_solve(factor, resid)
-    return mean, var
 
 
 # -- footnote 11: the greedy-batch filter -------------------------------------------------------

@@ -3,7 +3,8 @@
 Each builds its macro-action one cell at a time with :func:`~frontierbo.macro.baselines.greedy_batch`
 (step j scores the j-th cells of the macro-actions consistent with the chosen prefix) and scores
 cells with the GP's posterior at ``d_t``; GP-BUCB and GP-UCB-PE condition the variance on the
-chosen prefix by hallucination (:func:`~frontierbo.macro.baselines.hallucinated_posterior`).
+chosen prefix by hallucination (``FiniteDomainGP.hallucinated``; B4 is the core's GP-BUCB,
+:func:`~frontierbo.core.gp_ucb.gp_bucb_scores`).
 
 B4 GP-BUCB (Desautels et al. 2014): step j scores ``mu_t(x) + beta_tau^1/2 sigma_{t,j-1}(x)``,
    ``beta_tau = 0.2 * 2 log(|X| tau^2 pi^2 / (6 delta))``, ``tau = kappa t + j`` (authors' code).
@@ -27,15 +28,15 @@ import numpy as np
 from scipy.special import erfc
 
 from frontierbo._validation import check_int, check_probability, check_real
-from frontierbo.core.acquisition import beta_srinivas, ucb
+from frontierbo.core.acquisition import beta_srinivas, ucb, width_from_beta
 from frontierbo.core.gp import FiniteDomainGP
+from frontierbo.core.gp_ucb import gp_bucb_scores
 from frontierbo.macro.baselines import (
     GreedyChoice,
     actions_at,
     best_observed,
     expected_improvement,
     greedy_batch,
-    hallucinated_posterior,
 )
 
 
@@ -83,11 +84,10 @@ def gp_bucb(
         b = beta
         if b is None:
             b = gp_bucb_beta(iteration, j + 1, domain.kappa, n_x, delta=delta, scale=beta_scale)
-        _, var = hallucinated_posterior(gp, cells, prefix)  # sigma^2_{t,j-1}: prefix hallucinated
-        mean = gp.mean[cells]  # the mean stays mu_t
         if first_location_mean and j > 0:
-            mean = np.full(cells.size, gp.mean[prefix[0]])
-        return ucb(mean, np.sqrt(var), b)
+            _, var = gp.hallucinated(cells, prefix)  # sigma^2_{t,j-1}: prefix hallucinated
+            return ucb(np.full(cells.size, gp.mean[prefix[0]]), np.sqrt(var), b)
+        return gp_bucb_scores(gp, width_from_beta(b), prefix, cells)  # the mean stays mu_t
 
     return greedy_batch(actions, step_score, seed=seed)
 
@@ -121,7 +121,7 @@ def gp_ucb_pe(
     def step_score(j: int, prefix: np.ndarray, cells: np.ndarray) -> np.ndarray:
         if j == 0:  # line: UCB over the first cells
             return ucb(gp.mean[cells], std_t[cells], beta)
-        _, var = hallucinated_posterior(gp, cells, prefix)  # pure exploration
+        _, var = gp.hallucinated(cells, prefix)  # pure exploration
         if relevant_region:
             inside = gp.mean[cells] + 2.0 * np.sqrt(beta) * std_t[cells] >= lower_best
             if inside.any():

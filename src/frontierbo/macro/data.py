@@ -27,7 +27,7 @@ import numpy as np
 
 from frontierbo._validation import SeedLike, as_generator, check_int, check_probability
 from frontierbo.core.kernels import SquaredExponential
-from frontierbo.core.sampling import psd_root, sample_se_on_grid
+from frontierbo.core.sampling import sample_kronecker, sample_se_on_grid
 from frontierbo.data import KNOWN_SHA256, data_available, resolve_data_path, verify_sha256
 from frontierbo.macro.domains import GraphDomain, GridDomain, sample_start_locations
 
@@ -446,7 +446,7 @@ def temperature(
         inputs, edges, kappa, directed=False, max_actions=max_actions, seed=action_rng
     )
     hyp = TEMPERATURE_HYPERPARAMETERS
-    f = psd_root(hyp.kernel()(inputs)) @ values_rng.standard_normal(n)
+    f = sample_kronecker([hyp.kernel()(inputs)], seed=values_rng)[0]
     noise = math.sqrt(hyp.noise_variance) * values_rng.standard_normal(n)
     return MacroDataset(
         name="temperature",

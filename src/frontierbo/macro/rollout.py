@@ -15,9 +15,9 @@ move's end for s more steps; the base policy only moves to neighbours of its pos
 
 (docs/decisions.md#macro-bo-rollout-base-policy-as-in-the-reference-code; Lam et al.'s greedy EI
 policy is ``final_step="ei"``). A dead end contributes 0. Fantasised outputs condition the GP by
-:func:`~frontierbo.macro.baselines.hallucinated_posterior` (no GP copy). ``quadrature`` N_q: 1 (node
-0, weight 1, authors' code) or more (Lam et al.; 3 is the rule commented out in authors' code). With
-h = 1 Rollout is its base policy's step: argmax EI.
+``FiniteDomainGP.hallucinated`` (no GP copy). ``quadrature`` N_q: 1 (node 0, weight 1, authors'
+code) or more (Lam et al.; 3 is the rule commented out in authors' code). With h = 1 Rollout is
+its base policy's step: argmax EI.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from frontierbo.macro.baselines import (
     actions_at,
     best_observed,
     expected_improvement,
-    hallucinated_posterior,
     tie_rule,
 )
 
@@ -79,7 +78,7 @@ class Rollout:
 
     def _posterior(self, cells, prefix, ys):
         self.states += 1
-        mean, var = hallucinated_posterior(self.gp, cells, prefix, ys)
+        mean, var = self.gp.hallucinated(cells, prefix, ys)
         return mean, np.sqrt(var + self.gp.noise_variance)  # the noisy output's std
 
     def _expand(self, steps, cell, mean, std, prefix, ys, best) -> float:

@@ -350,7 +350,7 @@ def run_macro(
         prior_locations: further cells in ``d_0`` besides the start (Fig. 4.12's buoy); they are
             measured like the start but are not part of the metrics' outputs.
         refit: ``refit(gp) -> gp`` called before every plan, e.g. a GP with hyperparameters
-            refitted on the measurements so far (:func:`frontierbo.macro.userdata.map_refit`);
+            refitted on the measurements so far (:class:`frontierbo.macro.field.MapRefit`);
             None plans with ``dataset.hyperparameters`` throughout (the thesis's way).
     """
     domain, hyp = dataset.domain, dataset.hyperparameters

@@ -39,7 +39,7 @@ from frontierbo._validation import (
     check_real,
 )
 from frontierbo.dp.accounting import PrivacyGuarantee
-from frontierbo.dp.samplers import (
+from frontierbo.dp.mechanisms import (
     MAX_GRID_INDEX,
     MAX_GRID_SCALE,
     GaussianMechanism,
@@ -126,7 +126,7 @@ class GaussianRowMechanism:
     r : optional projection dimension; None (default) releases noisy rows in the original d.
     sensitivity : the L2 bound on how far one row may move (1 in the paper's Definition 1).
     hardened : True (default): exact discrete Gaussian noise on a power-of-two grid
-        (``samplers.GaussianMechanism``), immune to floating-point attacks (Mironov 2012), with
+        (``mechanisms.GaussianMechanism``), immune to floating-point attacks (Mironov 2012), with
         sigma from the zCDP conversion (about 30 % more noise than the analytic calibration).
         False: real-valued noise from numpy with the analytic calibration — an idealised model of
         the mechanism (its float sampling is not hardened), fast, used by the reproduction.
@@ -206,7 +206,7 @@ class GaussianRowMechanism:
         Rounding both neighbours to the grid adds up to sqrt(dim) grid steps to the sensitivity;
         the grid is 2^-10 of the noise scale, so that costs about 0.1 % more noise. The exact
         sampler works on at most 2^45 grid steps of noise and values below 2^52 grid steps
-        (:mod:`frontierbo.dp.samplers`); an (epsilon, delta) outside that range is refused with
+        (:mod:`frontierbo.dp.mechanisms`); an (epsilon, delta) outside that range is refused with
         the range that works, and the guarantee is checked, never assumed: a release that
         could not keep its stated epsilon raises (also under ``python -O``)."""
         eps, dlt = self.epsilon, self.delta

@@ -1,95 +1,68 @@
 """Run GP-UCB or PO-GP-UCB on your own data: a CSV file whose rows are the candidates.
 
-The CSV file is the whole finite domain. Each data row is one candidate input (the feature
-columns) together with its recorded objective value (the target column). The optimiser only
-sees the rows it queries: the target column plays the oracle, with no extra observation noise
-because the recorded values already are the outputs. Regret is measured against the best row in
-the file.
+Each data row is a candidate input (the feature columns) with its recorded objective value (the
+target column), which plays the oracle with no extra noise; the optimiser sees only the rows it
+queries, and regret is measured against the best row in the file. Both algorithms get the same
+random initial rows (and, prefitted, the same hyperparameters) for a seed. We always maximise:
+``minimize`` negates the target on loading, and values are reported in the target's own sign.
+Rows are 0-based data-row indices (a bad cell's message also gives its file line).
 
-What happens in :func:`run_on_csv` depends on where the GP hyperparameters come from.
+By default (like a study) the GP hyperparameters come only from the rows queried so far:
+``gp-ucb`` is the study's GP-UCB sampler (Matérn-5/2 ARD on unit-cube-scaled features, MAP
+refitted after every query, beta = 4); for ``po-gp-ucb`` the curator scales every column by its
+range (no output involved), centres them, scales to a largest row norm of 25 and releases ``Z``
+(Algorithm 1), and the modeler runs that sampler on ``Z`` with one isotropic lengthscale, asking
+for outputs by row index only (Algorithm 2's protocol).
 
-By default (like a study, :mod:`frontierbo.study`) they come only from the rows queried so far:
-    ``gp-ucb``: the study's GP-UCB sampler (Matérn-5/2 ARD on the unit-cube-scaled features, MAP
-    hyperparameters refitted on the observed values after every query, UCB with beta = 4).
-    ``po-gp-ucb``: the curator scales every column by its range (no output involved), centres
-    them and scales to a largest row norm of 25, and releases ``Z`` (Algorithm 1); the modeler
-    runs the same sampler on ``Z`` with one isotropic lengthscale, asking the curator for outputs
-    by row index only (Algorithm 2's protocol, hyperparameters learned by the modeler).
+``prefit_on_table`` (P0, as the papers do, Section 4): the curator first fits the hyperparameters
+by maximum likelihood (ARD squared exponential, constant mean, Gaussian noise; at most 2000 rows;
+seeded) on the raw inputs **and the whole target column**, divides each feature by its
+length-scale, centres and scales to a largest row norm of 25 (factor ``s``, the modeler's
+isotropic length-scale); then GP-UCB (delta' = 0.025) runs on those inputs, or ``Curator`` ->
+``release()`` -> ``POGPUCBModeler`` on ``Z``. Having seen up to 2000 values before its first
+query is fine for reproducing the papers, not for optimisation.
 
-With ``prefit_on_table=True`` (``--prefit-on-table``), as the papers do (maximum
-likelihood on the data set, Section 4 of the paper):
-P0  The curator fits GP hyperparameters by maximum likelihood (ARD squared exponential, constant
-    mean, Gaussian noise; at most 2000 rows; seeded) on the raw inputs **and the whole target
-    column**. It divides every feature column by its fitted length-scale, centres the columns and
-    scales them to a largest row norm of 25 (factor ``s``), so the modeler's isotropic
-    length-scale is ``s``.
-    ``gp-ucb``: GP-UCB (delta' = 0.025) on those normalised inputs.
-    ``po-gp-ucb``: ``Curator`` -> ``release()`` (Algorithm 1) -> ``POGPUCBModeler`` on the release
-    ``Z``, which talks to the curator only through row indices (Algorithm 2).
-    The optimiser has then seen up to 2000 values before its first query: fine for reproducing
-    the papers, not optimisation.
-
-Both algorithms get the same random initial rows (and, prefitted, the same hyperparameters)
-for a given seed.
-We always maximise internally: with ``minimize=True`` the target is negated on loading and every
-value reported back (best value, regret) is given in the target's original units and sign.
-
-WARNING: the PO-GP-UCB release is NOT differentially private (see docs/privacy.md and
+WARNING: the random-projection release is NOT differentially private (docs/privacy.md,
 :mod:`frontierbo.po.random_projection`); do not use it to protect sensitive inputs.
-
-Row numbers in messages and results are 0-based data-row indices (the header is not a row);
-messages about a bad cell also give the line of the file.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import sys
 from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
-from frontierbo._validation import check_int, check_positive, check_probability
 from frontierbo.core.fit import fit_hyperparameters
 from frontierbo.core.gp_ucb import GPUCB
 from frontierbo.core.kernels import make_kernel
 from frontierbo.core.loop import TableOracle, run_bo
 from frontierbo.io import (
-    RESULT_FILENAME,
     check_magnitude,
-    check_out_dir,
     column,
     data_path,
     finite_or_null,
     fmt_number,
     read_table,
     select_feature_columns,
-    write_json_atomic,
 )
 from frontierbo.po.gaussian_release import GaussianRowMechanism, noise_aware_hyperparameters
 from frontierbo.po.po_gp_ucb import Curator, POGPUCBModeler, random_initial_rows
 from frontierbo.po.problems.base import DEFAULT_MAX_NORM, preprocess_inputs
 from frontierbo.po.random_projection import RandomProjectionMechanism
+from frontierbo.po.sampler import DELTA_PRIME
+from frontierbo.po.system import ALGORITHMS, PO_GP_UCB
 from frontierbo.study.samplers import GPUCBSampler, SamplerAskTell
+from frontierbo.systems.userrun import Counted, implements, progress_bar
 
-__all__ = [
-    "ALGORITHMS",
-    "DELTA_PRIME",
-    "PRIVACY_NOTE",
-    "RESULT_FILENAME",
-    "format_result",
-    "load_csv_problem",
-    "run_on_csv",
-]
+__all__ = ["ALGORITHMS", "DELTA_PRIME", "PRIVACY_NOTE", "example", "format_result",
+           "load_csv_problem", "run_on_csv"]  # fmt: skip
 
-#: The algorithms ``run_on_csv`` accepts.
-ALGORITHMS = ("gp-ucb", "po-gp-ucb")
 #: The privacy caveat carried by every po-gp-ucb result.
 PRIVACY_NOTE = "NOT differentially private (see docs/privacy.md)"
-#: Curator mechanisms for po-gp-ucb (``--mechanism``).
-MECHANISMS = ("random_projection", "gaussian")
 
 
 def gaussian_privacy_note(epsilon: float, delta: float) -> str:
@@ -101,13 +74,8 @@ def gaussian_privacy_note(epsilon: float, delta: float) -> str:
     )
 
 
-#: GP-UCB's delta' = delta_ucb / 2 with delta_ucb = 0.05 (Theorem 3 of the paper;
-#: docs/decisions.md#po-gp-ucb-delta-prime-is-half-of-delta_ucb).
-DELTA_PRIME = 0.025
 #: Rows used by the maximum-likelihood fit (a random subset when the file is larger).
 FIT_MAX_POINTS = 2000
-#: Seconds before an automatic progress bar appears (a quick run stays silent).
-PROGRESS_DELAY = 2.0
 #: Fits on this many rows or more take seconds (about 20 s for 800 rows, 2 min for 2000 on two
 #: cores), and the fit can only report after its first optimiser step: its bar shows at once.
 SLOW_FIT_ROWS = 500
@@ -119,53 +87,33 @@ def load_csv_problem(
     features: Sequence[str] | str | None = None,
     minimize: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Read a CSV file (header row, comma-separated, UTF-8) into an optimisation problem.
+    """``(X, y, feature_names)`` of a CSV file (header row, comma-separated, UTF-8): ``X``
+    (n, d) the inputs in file order, ``y`` (n,) the target, NEGATED when ``minimize`` (the
+    optimisers maximise), the feature names in ``X``'s order (default: every other column).
 
-    Args:
-        path: the CSV file (``--data``).
-        target: name of the column holding the objective value of each row (``--target``).
-        features: names of the input columns (``--features``); a single string is one name.
-            Default: every column except the target, which must then all be numeric.
-        minimize: the target is to be minimised; ``y`` is then the NEGATED target, because the
-            optimisers always maximise.
-
-    Returns:
-        ``(X, y, feature_names)``: ``X`` (n, d) float inputs in file order, ``y`` (n,) the
-        target (negated when ``minimize``), and the feature column names in ``X``'s order.
-
-    Raises:
-        FileNotFoundError: ``path`` is not an existing file (the message names ``--data``).
-        ValueError: a missing target or feature column, a non-numeric, empty, NaN or infinite
-            value in a used column, or one beyond ``frontierbo.io.MAX_ABS_VALUE`` (1e150) in
-            magnitude, which the fit could not square (message names the column and the 0-based
-            row), fewer than 2 rows (n < 2), or a malformed file. Each message names the
-            parameter at fault.
+    Raises FileNotFoundError (naming ``--data``) or ValueError naming the parameter, column
+    and 0-based row at fault: a missing column, a non-numeric, empty, NaN or infinite value in a
+    used column, one beyond ``frontierbo.io.MAX_ABS_VALUE`` (1e150) in magnitude (the fit could
+    not square it), fewer than 2 rows, a malformed file.
     """
     path = data_path(path)
     if not isinstance(target, str) or not target.strip():
         raise TypeError(f"--target must be a non-empty column name, got {target!r}")
     if not isinstance(minimize, bool | np.bool_):
         raise TypeError(f"minimize must be True or False, got {minimize!r}")
-    target = target.strip()
+    target, where = target.strip(), f"--data {str(path)!r}"
     header, rows, lines = read_table(path)
-    available = ", ".join(repr(name) for name in header)
-
     if target not in header:
+        available = ", ".join(repr(name) for name in header)
         raise ValueError(
-            f"--target column {target!r} not found in --data {str(path)!r}; "
-            f"available columns: {available}"
+            f"--target column {target!r} not found in {where}; available columns: {available}"
         )
-    t_col = header.index(target)
-
     names = select_feature_columns(
-        header, rows, features, [target], f"the --target column {target!r}", f"--data {str(path)!r}"
+        header, rows, features, [target], f"the --target column {target!r}", where
     )
-
-    n = len(rows)
-    if n < 2:
-        raise ValueError(f"--data {str(path)!r} must have at least 2 data rows (n >= 2), got n={n}")
-    where = f"--data {str(path)!r}"
-    y = column(rows, lines, t_col, target, "--target")
+    if len(rows) < 2:
+        raise ValueError(f"{where} must have at least 2 data rows (n >= 2), got n={len(rows)}")
+    y = column(rows, lines, header.index(target), target, "--target")
     check_magnitude(y, lines, target, "--target", where)
     X = np.column_stack(
         [column(rows, lines, header.index(name), name, "feature") for name in names]
@@ -178,37 +126,6 @@ def load_csv_problem(
 
 
 # -- the run ------------------------------------------------------------------------------------
-def _check_params(
-    algorithm, iterations, seed, epsilon, delta, r, n_init, out, fit_restarts, mechanism
-):
-    """Every check that does not need the data; returns the validated values."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}, got {algorithm!r}")
-    if mechanism not in MECHANISMS:
-        raise ValueError(
-            f"mechanism (--mechanism) must be one of {list(MECHANISMS)}, got {mechanism!r}"
-        )
-    iterations = check_int(iterations, "iterations (--iterations)", low=1)
-    seed = check_int(seed, "seed (--seed)", low=0)
-    n_init = check_int(n_init, "n_init (--n-init)", low=1)
-    fit_restarts = check_int(fit_restarts, "fit_restarts", low=1)
-    privacy = None
-    if algorithm == "po-gp-ucb":
-        required = ((epsilon, "epsilon"), (delta, "delta"))
-        if mechanism == "random_projection":
-            required += ((r, "r"),)
-        for value, flag in required:
-            if value is None:
-                raise ValueError(f"{flag} (--{flag}) is required for po-gp-ucb")
-        privacy = (
-            check_positive(epsilon, "epsilon (--epsilon)"),
-            check_probability(delta, "delta (--delta)"),
-            None if r is None else check_int(r, "r (--r)", low=1),
-        )
-    out = check_out_dir(out)
-    return iterations, seed, n_init, fit_restarts, privacy, out
-
-
 def _check_data_params(X, y, iterations, n_init, target, features):
     """Checks that need the loaded data (still before any work)."""
     n = X.shape[0]
@@ -227,22 +144,22 @@ def _check_data_params(X, y, iterations, n_init, target, features):
             "there is nothing to choose between"
         )
     if np.ptp(y) == 0:
-        # The one rule of every `run` command (quantum-bo's reward column too): a constant
-        # objective is refused. Every row would be optimal and the regret 0 whatever is chosen,
-        # so the run could show nothing (and the fit has no scale to learn); most often it means
-        # the wrong column was named.
+        # The rule of every `run` command: a constant objective is refused. Every row would be
+        # optimal and the regret 0 whatever is chosen (and the fit has no scale to learn); most
+        # often it means the wrong column was named.
         raise ValueError(
             f"the --target column {target!r} has the same value in every row: every row is "
             "optimal and there is nothing to optimise (is it the right column?)"
         )
 
 
+@implements(PO_GP_UCB)  # gp-ucb's parameters are a subset; `algorithm` is fixed by each command
 def run_on_csv(
     path: str | os.PathLike,
     target: str,
     algorithm: str,
     iterations: int,
-    seed: int,
+    seed: int = 0,
     features: Sequence[str] | str | None = None,
     minimize: bool = False,
     epsilon: float | None = None,
@@ -255,64 +172,33 @@ def run_on_csv(
     progress: bool | None = None,
     prefit_on_table: bool = False,
 ) -> dict:
-    """Optimise the target column of a CSV file with GP-UCB or PO-GP-UCB (see module doc).
-
-    Args:
-        path, target, features, minimize: see :func:`load_csv_problem`.
-        algorithm: ``"gp-ucb"`` or ``"po-gp-ucb"``.
-        iterations: BO rounds T, 1 <= T <= n - n_init (rows are never queried twice).
-        seed: non-negative int; fixes the fit, the initial rows and the random projection.
-        epsilon, delta, r: PO-GP-UCB's (epsilon > 0, delta in (0, 1), integer r >= 1);
-            required for ``po-gp-ucb``, ignored for ``gp-ucb``.
-        n_init: random initial rows observed before round 1, in [1, n - 1] (not counted in T).
-        out: directory; when given, ``out/result.json`` is written atomically at the end (the
-            directory is created only after the run succeeded; an existing file is replaced).
-        fit_restarts: random restarts of the maximum-likelihood fit.
-        mechanism: the curator's release for ``po-gp-ucb``: ``"random_projection"`` (the
-            paper's Algorithm 1, not DP) or ``"gaussian"`` (an (epsilon, delta)-DP release;
-            an (epsilon, delta) outside its exact sampler's range is refused before any work,
-            with the range that works).
-        progress: progress bars on stderr (the fit, then the queries): None (default) shows
-            them on a terminal for a run that lasts more than :data:`PROGRESS_DELAY` seconds,
-            True always, False never.
-        prefit_on_table: fit the hyperparameters on the whole target column first, as the
-            papers do (module doc); default False: learn them from the queried rows only.
-
-    Returns:
-        A JSON-ready dict: ``algorithm, data, target, features, minimize, n, d, iterations,
-        n_init, seed``; ``hyperparameters`` (raw ARD ``lengthscales``, ``signal_variance``,
-        ``noise_variance``, ``mean`` of the internal, maximised objective = -target when
-        minimising, plus the normalisation ``scale`` and the modeler's ``lengthscale``);
-        ``best`` (``index``, ``value`` in the target's sign, ``features``: name -> raw value)
-        over every observed row; ``best_in_data`` (``index``, ``value``); ``simple_regret``
-        (T + 1 values, target units: entry 0 after the initial rows, entry t after round t);
-        ``initial_indices`` and ``queried_indices`` (the T rows chosen, in order). For
-        ``po-gp-ucb`` also ``release`` (``omega, sigma_min, branch, c_prime, epsilon, delta, r``;
-        a non-finite ``c_prime`` is stored as null) and ``privacy`` = :data:`PRIVACY_NOTE`.
-
-    Raises:
-        FileNotFoundError, ValueError, TypeError: for any bad argument, before any work is done
-        and before any file is created: a constant target (every row optimal), a value beyond
-        1e150 in magnitude, an unwritable ``out``, an (epsilon, delta) the Gaussian release
-        cannot calibrate. ``po-gp-ucb`` with ``random_projection`` emits a
-        ``NotDifferentiallyPrivateWarning``.
+    """Optimise the target column of a CSV file with ``algorithm`` (module doc); ``progress``:
+    bars on stderr (None: on a terminal, for a run longer than a moment). Returns a JSON-ready
+    dict: the inputs, ``hyperparameters`` (their source and values), ``best`` (row, value in the
+    target's sign, raw features) over the observed rows, ``best_in_data``, ``simple_regret``
+    (T + 1 values, target units: entry 0 after the initial rows), ``initial_indices``,
+    ``queried_indices``; for ``po-gp-ucb`` also ``release`` (the mechanism's constants) and
+    ``privacy`` (what it guarantees). The random projection warns: NOT differentially private.
     """
-    iterations, seed, n_init, fit_restarts, privacy, out = _check_params(
-        algorithm, iterations, seed, epsilon, delta, r, n_init, out, fit_restarts, mechanism
-    )
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}, got {algorithm!r}")
+    # r: the random projection's dimension; the Gaussian release projects only when given one
+    needed = {"epsilon": epsilon, "delta": delta} | ({"r": r} if mechanism != "gaussian" else {})
+    missing = [name for name, value in needed.items() if value is None]
+    if algorithm == "po-gp-ucb" and missing:
+        raise ValueError(f"{missing[0]} (--{missing[0]}) is required for po-gp-ucb")
     if progress is not None and not isinstance(progress, bool):
         raise TypeError(f"progress must be True, False or None, got {progress!r}")
     X_raw, y, names = load_csv_problem(path, target, features, minimize)
     _check_data_params(X_raw, y, iterations, n_init, target.strip(), names)
     n, d = X_raw.shape
-    gaussian_mech = None
+    mech = None
     if algorithm == "po-gp-ucb" and mechanism == "gaussian":
-        gaussian_mech = GaussianRowMechanism(*privacy)
-        try:
-            # The normalised inputs have row norms <= DEFAULT_MAX_NORM, so every entry too.
-            gaussian_mech.check_range(d, DEFAULT_MAX_NORM)
+        mech = GaussianRowMechanism(epsilon, delta, r)
+        try:  # the normalised inputs have row norms <= DEFAULT_MAX_NORM, so every entry too
+            mech.check_range(d, DEFAULT_MAX_NORM)
         except ValueError as exc:
-            raise ValueError(f"--epsilon {privacy[0]:g} / --delta {privacy[1]:g}: {exc}") from None
+            raise ValueError(f"--epsilon {epsilon:g} / --delta {delta:g}: {exc}") from None
     sign = -1.0 if minimize else 1.0
 
     # Independent seeded streams; none depends on the algorithm, so both methods share the fit
@@ -323,60 +209,41 @@ def run_on_csv(
         fit = _prefit(X_raw, y, fit_ss, fit_restarts, progress, algorithm)
         raw_lengthscales = np.atleast_1d(fit.kernel.lengthscale).astype(float)
     else:  # each column by its range: no output involved
-        fit, raw_lengthscales = None, _column_ranges(X_raw)
+        span = np.ptp(X_raw, axis=0)
+        fit, raw_lengthscales = None, np.where(span > 0, span, 1.0)
     inputs, scale = preprocess_inputs(X_raw, raw_lengthscales, DEFAULT_MAX_NORM)
     initial = random_initial_rows(n, n_init, np.random.default_rng(init_ss))
 
-    release_info = None
-    learned = None
+    release = learned = None
     if algorithm == "gp-ucb":
-        if fit is not None:
-            optimizer = GPUCB(
-                inputs,
-                make_kernel("se", scale, fit.kernel.variance),
-                fit.noise_variance,
-                fit.mean,
-                beta="srinivas",
-                delta=DELTA_PRIME,
-            )
-        else:
-            optimizer = learned = SamplerAskTell(X_raw, GPUCBSampler(), seed)
-        with _bar(progress, n_init + iterations, f"{algorithm}: queries") as bar:
-            oracle = _Counted(TableOracle(y), bar)
-            bo = run_bo(optimizer, oracle, iterations, initial, true_values=y)
+        oracle = TableOracle(y)
+    else:  # the modeler talks to the curator through row indices only
+        if mech is None:
+            mech = RandomProjectionMechanism(epsilon, delta, r)  # warns: not DP
+        oracle = Curator(inputs, y, mech, seed=np.random.default_rng(curator_ss))
+        release = oracle.release()
+    if fit is None:  # learned from the queried rows; on Z, one isotropic lengthscale
+        sampler = GPUCBSampler() if release is None else GPUCBSampler(ard=False, scaling="common")
+        optimizer = learned = SamplerAskTell(X_raw if release is None else release.Z, sampler, seed)
+    elif release is None:
+        kernel = make_kernel("se", scale, fit.kernel.variance)
+        optimizer = GPUCB(
+            inputs, kernel, fit.noise_variance, fit.mean, beta="srinivas", delta=DELTA_PRIME
+        )
     else:
-        eps, dlt, proj_dim = privacy
-        if gaussian_mech is not None:
-            mech = gaussian_mech
-        else:
-            mech = RandomProjectionMechanism(eps, dlt, proj_dim)  # warns: not DP
-        curator = Curator(inputs, y, mech, seed=np.random.default_rng(curator_ss))
-        release = curator.release()
-        with _bar(progress, n_init + iterations, f"{algorithm}: queries") as bar:
-            if fit is not None:
-                hyper = {
-                    "lengthscale": scale,  # isotropic, in the units of the normalised inputs
-                    "signal_variance": fit.kernel.variance,
-                    "noise_variance": fit.noise_variance,
-                    "prior_mean": fit.mean,
-                }
-                if mechanism == "gaussian":
-                    noise = (release.info["noise_std"], release.Z.shape[1])
-                    hyper.update(
-                        noise_aware_hyperparameters(
-                            scale, hyper["signal_variance"], hyper["noise_variance"], *noise
-                        )
-                    )
-                modeler = POGPUCBModeler.from_release(release, delta_prime=DELTA_PRIME, **hyper)
-                bo = modeler.optimize(_Counted(curator, bar), iterations, initial, true_values=y)
-            else:  # the modeler learns one isotropic lengthscale on Z from its own queries
-                sampler = GPUCBSampler(ard=False, scaling="common")
-                learned = SamplerAskTell(release.Z, sampler, seed)
-                bo = run_bo(learned, _Counted(curator, bar), iterations, initial, true_values=y)
-        keys = ("omega", "sigma_min", "branch", "c_prime", "noise_std", "epsilon", "delta", "r")
-        release_info = {"mechanism": mechanism} | {
-            k: release.info[k] for k in keys if k in release.info
+        hyper = {
+            "lengthscale": scale,  # isotropic, in the units of the normalised inputs
+            "signal_variance": fit.kernel.variance,
+            "noise_variance": fit.noise_variance,
+            "prior_mean": fit.mean,
         }
+        if mechanism == "gaussian":
+            noise = (release.info["noise_std"], release.Z.shape[1])
+            variances = (hyper["signal_variance"], hyper["noise_variance"])
+            hyper |= noise_aware_hyperparameters(scale, *variances, *noise)
+        optimizer = POGPUCBModeler.from_release(release, delta_prime=DELTA_PRIME, **hyper)
+    with progress_bar(progress, n_init + iterations, f"{algorithm}: queries") as bar:
+        bo = run_bo(optimizer, Counted(oracle, bar), iterations, initial, true_values=y)
 
     observed = np.concatenate([bo.initial_indices, bo.indices]).astype(int)
     best_row = int(observed[np.argmax(y[observed])])
@@ -403,14 +270,13 @@ def run_on_csv(
         "initial_indices": [int(i) for i in bo.initial_indices],
         "queried_indices": [int(i) for i in bo.indices],
     }
-    if release_info is not None:
-        result["release"] = release_info
+    if release is not None:
+        keys = ("omega", "sigma_min", "branch", "c_prime", "noise_std", "epsilon", "delta", "r")
+        info = {k: release.info[k] for k in keys if k in release.info}
+        result["release"] = {"mechanism": mechanism} | info
         gaussian = mechanism == "gaussian"
-        result["privacy"] = gaussian_privacy_note(*privacy[:2]) if gaussian else PRIVACY_NOTE
-    result = finite_or_null(result)
-    if out is not None:
-        write_json_atomic(out / RESULT_FILENAME, result, strict=True)
-    return result
+        result["privacy"] = gaussian_privacy_note(epsilon, delta) if gaussian else PRIVACY_NOTE
+    return finite_or_null(result)
 
 
 def _prefit(X_raw, y, fit_ss, fit_restarts: int, progress, algorithm: str):
@@ -419,7 +285,7 @@ def _prefit(X_raw, y, fit_ss, fit_restarts: int, progress, algorithm: str):
     moves)."""
     fit_points = min(X_raw.shape[0], FIT_MAX_POINTS)
     fit_desc = f"{algorithm}: fitting the GP ({fit_points} rows)"
-    with _bar(progress, fit_restarts, fit_desc, at_once=fit_points >= SLOW_FIT_ROWS) as bar:
+    with progress_bar(progress, fit_restarts, fit_desc, at_once=fit_points >= SLOW_FIT_ROWS) as bar:
         fit = fit_hyperparameters(
             X_raw,
             y,
@@ -433,11 +299,6 @@ def _prefit(X_raw, y, fit_ss, fit_restarts: int, progress, algorithm: str):
         )
         bar.update(fit_restarts - bar.n)
     return fit
-
-
-def _column_ranges(X_raw: np.ndarray) -> np.ndarray:
-    span = np.ptp(X_raw, axis=0)
-    return np.where(span > 0, span, 1.0)
 
 
 def _hyperparameters(fit, learned, raw_lengthscales, scale: float) -> dict:
@@ -467,26 +328,6 @@ def _hyperparameters(fit, learned, raw_lengthscales, scale: float) -> dict:
     } | common
 
 
-def _bar(progress: bool | None, total: int, desc: str, at_once: bool = False) -> tqdm:
-    """A progress bar on stderr that vanishes when done: automatic (None: on a terminal, after
-    :data:`PROGRESS_DELAY` seconds unless ``at_once``), forced (True) or off (False)."""
-    disable = None if progress is None else not progress  # None: tqdm checks for a terminal
-    delay = PROGRESS_DELAY if progress is None and not at_once else 0.0
-    return tqdm(total=total, desc=desc, leave=False, disable=disable, delay=delay, file=sys.stderr)
-
-
-class _Counted:
-    """An oracle (``query(index) -> value``) that ticks a progress bar at every query."""
-
-    def __init__(self, oracle, bar: tqdm):
-        self._oracle, self._bar = oracle, bar
-
-    def query(self, index: int) -> float:
-        value = self._oracle.query(index)
-        self._bar.update(1)
-        return value
-
-
 # -- reporting ----------------------------------------------------------------------------------
 def format_result(result: dict) -> str:
     """A short human-readable summary of a :func:`run_on_csv` result."""
@@ -509,9 +350,8 @@ def format_result(result: dict) -> str:
     )
     if "release" in result:
         rel = result["release"]
-        common = (
-            f"epsilon={fmt_number(rel['epsilon'])}, delta={fmt_number(rel['delta'])}, r={rel['r']}"
-        )
+        common = f"epsilon={fmt_number(rel['epsilon'])}, delta={fmt_number(rel['delta'])}"
+        common += f", r={rel['r']}"
         if rel["mechanism"] == "gaussian":
             lines.append(f"release: Gaussian, noise sd={fmt_number(rel['noise_std'])}, {common}")
         else:
@@ -522,3 +362,29 @@ def format_result(result: dict) -> str:
     if "privacy" in result:
         lines.append(f"privacy: {result['privacy']}")
     return "\n".join(lines)
+
+
+def example(directory, algorithm: str | None = None) -> list[dict]:
+    """A 40-row CSV (3 features) and a small run on it for gp-ucb and for po-gp-ucb with each
+    mechanism (the conformance checks); given ``algorithm``: its runs only, without the key
+    (which its command fixes)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, size=(40, 3))
+    y = np.sin(3.0 * X[:, 0]) + X[:, 1] ** 2 - 0.5 * X[:, 2]
+    path = Path(directory) / "rows.csv"
+    lines = ["a,b,c,y"] + [",".join(f"{v:.6f}" for v in row) for row in np.column_stack([X, y])]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    common = {"path": path, "target": "y", "iterations": 6, "seed": 1, "fit_restarts": 1}
+    private = {"epsilon": 2.0, "delta": 1e-3}
+    runs = [
+        ("gp-ucb", {}),
+        ("po-gp-ucb", {"mechanism": "random_projection", "r": 3, **private}),
+        ("po-gp-ucb", {"mechanism": "gaussian", **private}),
+    ]
+    if algorithm is None:
+        return [{"algorithm": name, **common, **kwargs} for name, kwargs in runs]
+    return [{**common, **kwargs} for name, kwargs in runs if name == algorithm]
+
+
+gp_ucb_example = partial(example, algorithm="gp-ucb")
+po_gp_ucb_example = partial(example, algorithm="po-gp-ucb")

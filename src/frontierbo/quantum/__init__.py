@@ -7,8 +7,10 @@
 * :mod:`~frontierbo.quantum.q_gp_ucb`, :mod:`~frontierbo.quantum.linear` -- the algorithms, on the
   shared :class:`~frontierbo.core.gp.FiniteDomainGP`;
 * :mod:`~frontierbo.quantum.loop` -- the stage loop and per-query regret;
-* :mod:`~frontierbo.quantum.problems`, :mod:`~frontierbo.quantum.userdata` -- the paper's problems
-  and ``frontierbo run quantum-bo``.
+* :mod:`~frontierbo.quantum.problems` (:mod:`~frontierbo.quantum.synthetic`,
+  :mod:`~frontierbo.quantum.automl`, :mod:`~frontierbo.quantum.features`) -- the paper's problems;
+* :mod:`~frontierbo.quantum.system`, :mod:`~frontierbo.quantum.userdata` -- the declaration and
+  ``frontierbo run quantum-bo``.
 
 See docs/quantum-bo.md.
 """

@@ -255,7 +255,7 @@ def unavailable(setting: str) -> str | None:
     """Why ``setting`` cannot run on this install (the AutoML ones need scikit-learn and the
     Pima file), or None."""
     from frontierbo.data import FETCH_COMMAND, data_available
-    from frontierbo.quantum.problems import PIMA_FILE, automl_missing
+    from frontierbo.quantum.automl import PIMA_FILE, automl_missing
 
     if not setting.startswith("automl"):
         return None
@@ -281,7 +281,7 @@ def resolve_source(params: dict) -> dict:
     """``source="auto"``: the reference file when present, else the project's draws (and
     ``source_note`` says so); ``"reference"`` without the file fails here, before any run."""
     from frontierbo.data import data_available, resolve_data_path
-    from frontierbo.quantum.problems import REFERENCE_FILE
+    from frontierbo.quantum.features import REFERENCE_FILE
 
     source, note = params["source"], params.get("source_note")
     if source == "auto":
@@ -320,7 +320,7 @@ def load_problem(name: str, source: str):
 @lru_cache(maxsize=8)
 def load_features(spec: tuple, source: str, d: int):
     """The RFF map: the authors' draw (``source="reference"``) or the project's own seeded draw."""
-    from frontierbo.quantum.problems import RandomFourierFeatures, reference_features
+    from frontierbo.quantum.features import RandomFourierFeatures, reference_features
 
     key, lengthscale, M, variance = spec
     if source == "reference":

@@ -37,66 +37,36 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from frontierbo._validation import check_int, check_real
 from frontierbo.io import (
-    RESULT_FILENAME,
     check_magnitude,
-    check_out_dir,
     column,
     data_path,
     finite_or_null,
     fmt_number,
     read_table,
     select_feature_columns,
-    write_json_atomic,
 )
-from frontierbo.quantum.q_gp_ucb import WEIGHTINGS, WIDTH_SCHEDULES
-from frontierbo.quantum.rewards import ENCODINGS, BernoulliReward, GaussianReward
+from frontierbo.quantum.rewards import BernoulliReward, GaussianReward
+from frontierbo.quantum.system import ALGORITHMS, GP, QUANTUM, RUN
+from frontierbo.systems.userrun import implements, trace_points
 
-__all__ = [
-    "ALGORITHMS",
-    "BACKENDS",
-    "RESULT_FILENAME",
-    "format_quantum_result",
-    "load_arm_table",
-    "run_quantum_on_csv",
-]
+__all__ = ["example", "format_quantum_result", "load_arm_table", "run_quantum_on_csv"]
 
-#: ``--algorithm`` choices of ``frontierbo run quantum-bo`` and their labels.
-ALGORITHMS = {
-    "q-gp-ucb": "Q-GP-UCB",
-    "gp-ucb": "GP-UCB",
-    "q-linucb": "Q-LinUCB",
-    "linucb": "LinUCB",
-}
-QUANTUM = ("q-gp-ucb", "q-linucb")
-LINEAR = ("q-linucb", "linucb")
-#: ``--backend`` choices: the NumPy IQAE simulator or Qiskit circuits.
-BACKENDS = ("numpy", "statevector", "aer")
-#: Reserved reward column names.
-REWARD_COLUMNS = ("p", "mean", "sigma")
+#: SE length-scale of the GP methods on the normalised features by default.
+LENGTHSCALE = 0.2
 #: Regulariser lambda (the experiments' value).
 LAM = 1.0
 #: Width multiplier of the classical methods by default (the synthetic experiments').
 CLASSICAL_BETA = math.sqrt(2.0)
-#: Number of points of the stored / printed regret trace.
-TRACE_POINTS = 10
 _INSTALL_HINT = "install the extra frontierbo[quantum] (pip install 'frontierbo[quantum]')"
 
 
 # -- reading the CSV ----------------------------------------------------------------------------
 def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None = None) -> dict:
-    """Read an arm table (see the module doc).
-
-    Returns a dict with ``model`` (``"bernoulli"`` or ``"gaussian"``), ``p`` or ``mean`` and
-    ``sigma`` ((n,) arrays), ``means`` (n,), ``features`` (names), ``X_raw`` (n, d) and ``X``
-    (n, d), the min-max normalised features, and ``min`` / ``max`` per feature column.
-
-    Raises FileNotFoundError (``--data`` missing) or ValueError naming the column (and the row
-    for a bad cell): missing reward columns, both ``p`` and ``mean``/``sigma``, a non-numeric,
-    empty, NaN or infinite value, one beyond ``frontierbo.io.MAX_ABS_VALUE`` (1e150) in
-    magnitude, ``p`` outside ``[0, 1]``, ``sigma <= 0``, the same mean reward for every arm, an
-    unknown, duplicate or reward ``--features`` column, no feature column, fewer than 2 arms.
+    """Read an arm table (see the module doc): a dict with ``model`` (``"bernoulli"`` or
+    ``"gaussian"``), ``p`` or ``mean`` and ``sigma`` ((n,) arrays), ``means`` (n,), ``features``
+    (names), ``X_raw`` and ``X`` (n, d; the min-max normalised features), ``min`` / ``max`` per
+    feature column. A bad file, column or cell is one FileNotFoundError / ValueError naming it.
 
     A constant mean reward is refused, as ``run gp-ucb`` refuses a constant target (one rule for
     every ``run`` command): every arm would be optimal and the regret 0 whatever is played, so the
@@ -139,24 +109,19 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
     for name in reward_names:
         out[name] = column(rows, lines, header.index(name), name, "reward")
         check_magnitude(out[name], lines, name, "reward", where)
-    if model == "bernoulli":
-        bad = np.flatnonzero((out["p"] < 0.0) | (out["p"] > 1.0))
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(
-                f"reward column 'p', row {i} (file line {lines[i]}): p = {out['p'][i]:g} is "
-                "outside [0, 1] (a success probability)"
-            )
-        out["means"] = out["p"].copy()
-    else:
-        bad = np.flatnonzero(out["sigma"] <= 0.0)
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(
-                f"reward column 'sigma', row {i} (file line {lines[i]}): sigma = "
-                f"{out['sigma'][i]:g} must be > 0 (the reward's standard deviation)"
-            )
-        out["means"] = out["mean"].copy()
+    # the one constraint of each reward model, named with its column, row and file line
+    name, bad, why = (
+        ("p", (out["p"] < 0.0) | (out["p"] > 1.0), "is outside [0, 1] (a success probability)")
+        if model == "bernoulli"
+        else ("sigma", out["sigma"] <= 0.0, "must be > 0 (the reward's standard deviation)")
+    )
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"reward column {name!r}, row {i} (file line {lines[i]}): {name} = "
+            f"{out[name][i]:g} {why}"
+        )
+    out["means"] = out[reward_names[0]].copy()
     if np.ptp(out["means"]) == 0.0:
         column_name = reward_names[0]
         raise ValueError(
@@ -177,59 +142,7 @@ def load_arm_table(path: str | os.PathLike, features: Sequence[str] | str | None
     return out
 
 
-# -- parameters ---------------------------------------------------------------------------------
-def _parse_width(width, algorithm: str):
-    """``None`` -> the algorithm's default; ``"log"``/``"theory"``; a positive number (or its text)."""
-    if width is None:
-        return "log" if algorithm in QUANTUM else CLASSICAL_BETA
-    if isinstance(width, str):
-        text = width.strip()
-        if text in WIDTH_SCHEDULES:
-            return text
-        try:
-            width = float(text)
-        except ValueError:
-            raise ValueError(
-                f"width (--width) must be 'log', 'theory' or a positive number, got {width!r}"
-            ) from None
-    try:
-        return check_real(width, "width (--width)", low=0.0)
-    except TypeError:
-        raise TypeError(
-            f"width (--width) must be 'log', 'theory' or a positive number, got {width!r}"
-        ) from None
-
-
-def _choice(value, name: str, allowed) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
-    return value
-
-
-def _check_params(algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta):
-    algorithm = _choice(algorithm, "algorithm (--algorithm)", ALGORITHMS)
-    budget = check_int(budget, "budget (--queries)", low=1)
-    seed = check_int(seed, "seed (--seed)", low=0)
-    lengthscale = check_real(lengthscale, "lengthscale (--lengthscale)", low=0.0)
-    width = _parse_width(width, algorithm)
-    weighting = _choice(weighting, "weighting (--weighting)", WEIGHTINGS)
-    encoding = _choice(encoding, "encoding (--encoding)", ENCODINGS)
-    backend = _choice(backend, "backend (--backend)", BACKENDS)
-    delta = check_real(delta, "delta (--failure-probability)", low=0.0, high=1.0)
-    if algorithm not in QUANTUM:
-        for flag, value, default in (
-            ("weighting (--weighting)", weighting, "paper"),
-            ("encoding (--encoding)", encoding, "exact"),
-            ("backend (--backend)", backend, "numpy"),
-        ):
-            if value != default:
-                raise ValueError(
-                    f"{flag}={value!r} applies to the quantum algorithms {list(QUANTUM)} only; "
-                    f"{algorithm} pulls one classical reward per query"
-                )
-    return algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta
-
-
+# -- the oracle and the algorithm -------------------------------------------------------------
 def _make_oracle(algorithm: str, backend: str, encoding: str, rng: np.random.Generator):
     from frontierbo.quantum.loop import SinglePullOracle
     from frontierbo.quantum.oracles import IQAEOracle
@@ -265,6 +178,7 @@ def _make_algorithm(algorithm: str, X: np.ndarray, lengthscale: float, width, we
 
 
 # -- the run ------------------------------------------------------------------------------------
+@implements(RUN)
 def run_quantum_on_csv(
     path: str | os.PathLike,
     budget: int,
@@ -272,35 +186,18 @@ def run_quantum_on_csv(
     *,
     algorithm: str = "q-gp-ucb",
     features: Sequence[str] | str | None = None,
-    lengthscale: float = 0.2,
+    lengthscale: float | None = None,
     width: float | str | None = None,
-    weighting: str = "paper",
-    encoding: str = "exact",
-    backend: str = "numpy",
+    weighting: str | None = None,
+    encoding: str | None = None,
+    backend: str | None = None,
     delta: float = 0.05,
     out: str | os.PathLike | None = None,
 ) -> dict:
-    """Run ``algorithm`` for ``budget`` queries on the arm table in ``path`` (module doc).
-
-    Args:
-        budget: query budget ``T >= 1`` (``--queries``): every oracle query costs one.
-        seed: non-negative int; fixes the initial arm and the oracle's randomness (independent
-            streams; the initial arm does not depend on ``algorithm``).
-        algorithm: ``"q-gp-ucb"``, ``"gp-ucb"``, ``"q-linucb"`` or ``"linucb"``.
-        features: feature columns (default: every column except the reward columns).
-        lengthscale: SE length-scale on the normalised features (GP methods; ignored by linear).
-        width: UCB width (multiplies sigma; ``--width``, the papers' beta): a positive number,
-            ``"log"`` (``1 + ln n``) or ``"theory"``
-            (Theorem 3 / 6 for the quantum methods, GP-UCB's / OFUL's for the classical ones);
-            default ``"log"`` for quantum methods, ``sqrt(2)`` for classical ones.
-        weighting: ``"paper"`` (eq. 3) or ``"reference"`` (authors' code); quantum methods only.
-        encoding: amplitude encoding ``"exact"`` or ``"reference"``; quantum methods only.
-        backend: ``"numpy"`` (exact-in-distribution IQAE simulator), ``"statevector"`` or
-            ``"aer"`` (Qiskit circuits, extra ``frontierbo[quantum]``); quantum methods only.
-        delta: failure probability of every stage's estimate, in (0, 1) (also the confidence of
-            the ``"theory"`` width; ``--failure-probability``, not a privacy parameter).
-        out: directory; when given, ``out/result.json`` is written atomically after the run,
-            without ``seconds``: two runs with the same inputs and seed write identical files.
+    """Run ``algorithm`` for ``budget`` queries on the arm table in ``path`` (module doc; each
+    keyword is a flag of ``run quantum-bo``, :data:`frontierbo.quantum.system.RUN`). ``seed``
+    fixes the initial arm and the oracle's randomness (independent streams; the initial arm does
+    not depend on ``algorithm``).
 
     Returns a JSON-ready dict: the inputs and ``parameters``; ``total_queries``, ``num_stages``,
     ``last_stage_start`` (queries spent before the last stage, ``< budget``); ``regret``
@@ -314,17 +211,12 @@ def run_quantum_on_csv(
     key ``epsilon`` holds the stage's accuracy and ``beta`` its width (the keys keep their names
     so that results stay comparable); ``seconds``, the wall time of the run (printed, not stored
     in result.json).
-
-    Raises:
-        FileNotFoundError, ValueError, TypeError: for any bad argument, before any work is done
-        and before any file is created.
     """
-    algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta = (
-        _check_params(
-            algorithm, budget, seed, lengthscale, width, weighting, encoding, backend, delta
-        )
-    )
-    out = check_out_dir(out)
+    quantum = algorithm in QUANTUM
+    lengthscale = LENGTHSCALE if lengthscale is None else lengthscale
+    if width is None:
+        width = "log" if quantum else CLASSICAL_BETA
+    weighting, encoding, backend = weighting or "paper", encoding or "exact", backend or "numpy"
     table = load_arm_table(path, features)
     init_ss, oracle_ss = np.random.SeedSequence(seed).spawn(2)
     oracle = _make_oracle(algorithm, backend, encoding, np.random.default_rng(oracle_ss))
@@ -368,8 +260,7 @@ def run_quantum_on_csv(
     queries = np.asarray(run.queries, dtype=int)
     started_at = np.concatenate([[0], np.cumsum(queries)[:-1]])
     curve = run.cumulative_regret(budget)
-    trace_q = np.unique(np.round(np.linspace(budget / TRACE_POINTS, budget, TRACE_POINTS)))
-    trace_q = trace_q.astype(int).clip(1, budget)
+    trace_q = trace_points(budget)
     best = int(np.argmax(means))
     f_max = float(means[best])
     last = int(points[-1])
@@ -384,10 +275,9 @@ def run_quantum_on_csv(
             "features": {name: float(table["X_raw"][i, j]) for j, name in enumerate(names)},
         } | extra
 
-    quantum = algorithm in QUANTUM
     params = {
-        "kernel": "linear" if algorithm in LINEAR else "squared_exponential",
-        "lengthscale": None if algorithm in LINEAR else lengthscale,
+        "kernel": "squared_exponential" if algorithm in GP else "linear",
+        "lengthscale": lengthscale if algorithm in GP else None,
         "beta": width,  # the stored key keeps its name (results stay comparable)
         "lam": LAM,
         "delta": delta,
@@ -448,12 +338,7 @@ def run_quantum_on_csv(
             }
             for s in range(points.size)
         ]
-    result = finite_or_null(result)
-    if out is not None:
-        # Wall time is not a result: kept out of the file so that a seed fixes its bytes.
-        stored = {key: value for key, value in result.items() if key != "seconds"}
-        write_json_atomic(out / RESULT_FILENAME, stored)
-    return result
+    return finite_or_null(result)
 
 
 # -- reporting ----------------------------------------------------------------------------------
@@ -466,16 +351,13 @@ def format_quantum_result(result: dict, max_stages: int = 6) -> str:
     """A short human-readable summary of a :func:`run_quantum_on_csv` result."""
     p = result["parameters"]
     model = "Bernoulli" if result["reward_model"] == "bernoulli" else "Gaussian"
-    kernel = (
-        "linear kernel"
-        if p["kernel"] == "linear"
-        else f"SE kernel, lengthscale {fmt_number(p['lengthscale'], 4)}"
-    )
+    kernel = "linear kernel"
+    if p["kernel"] != "linear":
+        kernel = f"SE kernel, lengthscale {fmt_number(p['lengthscale'], 4)}"
     beta = p["beta"] if isinstance(p["beta"], str) else fmt_number(p["beta"], 4)
-    if p["backend"] is None:
-        oracle = p["oracle"]
-    else:
-        oracle = f"{p['oracle']}, encoding {p['encoding']}, weighting {p['weighting']}"
+    oracle = p["oracle"]
+    if p["backend"] is not None:
+        oracle += f", encoding {p['encoding']}, weighting {p['weighting']}"
     reg = result["regret"]
     rec = result["recommended"]
     budget = result["budget"]
@@ -520,3 +402,14 @@ def format_quantum_result(result: dict, max_stages: int = 6) -> str:
     if "seconds" in result:
         lines.append(f"wall time: {result['seconds']:.1f} s")
     return "\n".join(lines)
+
+
+def example(directory) -> list[dict]:
+    """A 20-arm Bernoulli table (1-D, a peak at x = 0.7) and a short run of each algorithm on it
+    (the conformance checks)."""
+    x = np.linspace(0.0, 1.0, 20)
+    p = 0.1 + 0.8 * np.exp(-((x - 0.7) ** 2) / 0.05)
+    path = directory / "arms.csv"
+    lines = ["x,p"] + [f"{a:.4f},{b:.4f}" for a, b in zip(x, p, strict=True)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [{"path": path, "budget": 300, "seed": 1, "algorithm": a} for a in ALGORITHMS]

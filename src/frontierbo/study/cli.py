@@ -197,7 +197,7 @@ def read_candidates(path, features) -> tuple:
 
 
 def _create(args) -> str:
-    from frontierbo.study.study import create_study
+    from frontierbo.study.create import create_study
 
     X, names = read_candidates(args.candidates, args.features)
     with warnings.catch_warnings(record=True) as caught:  # e.g. duplicate rows: one line each
@@ -231,7 +231,7 @@ def _seconds(timeout: float | None) -> str:
 
 
 def _load(args):
-    from frontierbo.study.study import load_study
+    from frontierbo.study.create import load_study
 
     return load_study(storage=args.storage, name=args.name)
 

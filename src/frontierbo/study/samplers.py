@@ -24,7 +24,8 @@ registers its algorithms (``pyproject.toml``; :func:`available_samplers`).
 
 * :class:`RandomSampler`: uniform over the rows not yet asked.
 * :class:`GPUCBSampler`: GP-UCB (Srinivas et al. 2010) with hyperparameters learned only from the
-  observed values, and GP-BUCB (Desautels et al. 2014) for pending rows.
+  observed values, and GP-BUCB (Desautels et al. 2014, ``core.gp_ucb.gp_bucb_scores``) for
+  pending rows.
 * :class:`GPEISampler`: expected improvement (in log space) on the same model.
 """
 
@@ -37,9 +38,10 @@ from scipy.special import erfcx
 from scipy.stats import norm
 
 from frontierbo._validation import check_int, check_real
-from frontierbo.core.acquisition import make_beta_schedule, select_max, select_ucb, width_from_beta
+from frontierbo.core.acquisition import make_beta_schedule, select_max, width_from_beta
 from frontierbo.core.fit import LogNormalPriors, fit_hyperparameters
 from frontierbo.core.gp import FiniteDomainGP
+from frontierbo.core.gp_ucb import gp_bucb_scores
 from frontierbo.core.kernels import make_kernel
 
 KERNELS = ("matern52", "matern32", "se")
@@ -137,9 +139,11 @@ class GPSampler:
       MAP estimate under BoTorch's dimension-scaled log-normal priors (:class:`LogNormalPriors`)
       on the *observed* points only, refitted after every ``refit_every`` new observations,
       ``fit_restarts`` seeded restarts.
-    * Pending rows enter as hallucinated observations at the posterior mean (GP-BUCB): the
-      mean is unchanged, the variance shrinks around them, so parallel workers spread out.
-    * A subclass scores the rows nobody has asked yet (:meth:`select`).
+    * Pending rows enter as hallucinated observations at the posterior mean (GP-BUCB,
+      ``FiniteDomainGP.hallucinated``): the mean is unchanged, the variance shrinks around
+      them, so parallel workers spread out.
+    * A subclass scores the rows nobody has asked yet (:meth:`select`) on the GP of the told
+      values and the rows still pending.
     """
 
     n_initial: int | None = None
@@ -188,8 +192,8 @@ class GPSampler:
         raise NotImplementedError
 
     def posterior(self, h: History, context: SuggestContext) -> FiniteDomainGP:
-        """The GP on the unit-cube candidates given the standardised observations, pending
-        rows hallucinated at the posterior mean."""
+        """The GP on the unit-cube candidates given the standardised observations (the told
+        ones: :meth:`select` hallucinates the pending rows)."""
         X = self.inputs(h.candidates)
         mu, sd = h.values.mean(), h.values.std()
         y = (h.values - mu) / (sd if sd > 0 else 1.0)
@@ -202,8 +206,6 @@ class GPSampler:
         gp = FiniteDomainGP(X, kernel, hyper["noise_variance"] * ratio**2, mean)
         for row, value in zip(h.rows, y, strict=True):
             gp.add(int(row), float(value))
-        for row in h.pending:  # GP-BUCB: y = the current posterior mean
-            gp.add(int(row), float(gp.mean[row]))
         return gp
 
     def inputs(self, candidates: np.ndarray) -> np.ndarray:
@@ -277,7 +279,8 @@ class GPUCBSampler(GPSampler):
 
     def select(self, gp: FiniteDomainGP, h: History, excluded: np.ndarray) -> int:
         beta = make_beta_schedule(self.beta, gp.n, self.delta)(self.round(h))
-        return select_ucb(gp.mean, gp.std, width_from_beta(beta), exclude=excluded)
+        scores = gp_bucb_scores(gp, width_from_beta(beta), h.pending)
+        return select_max(scores, exclude=excluded)
 
     def round(self, h: History) -> int:
         """The t of beta_t: this trial's position among all trials, 1-based."""
@@ -299,8 +302,9 @@ class GPEISampler(GPSampler):
         check_real(self.xi, "xi", low=0.0, low_open=False)
 
     def select(self, gp: FiniteDomainGP, h: History, excluded: np.ndarray) -> int:
-        best = float(np.max(gp.observed_values[: h.rows.size]))  # told values, not hallucinated
-        scores = log_expected_improvement(gp.mean - best - self.xi, gp.std)
+        best = float(np.max(gp.observed_values))  # told values
+        mean, var = gp.hallucinated(None, h.pending)  # GP-BUCB's variance
+        scores = log_expected_improvement(mean - best - self.xi, np.sqrt(var))
         return select_max(scores, exclude=excluded)
 
 

@@ -29,24 +29,33 @@ __all__ = ["bad_values", "check_refuses_bad_values", "check_sampler", "check_see
            "check_signature"]  # fmt: skip
 
 
+def _require(condition: bool, message: str) -> None:
+    """A failed check (an explicit raise: ``python -O`` strips ``assert``)."""
+    if not condition:
+        raise AssertionError(message)
+
+
 def check_signature(command: Command) -> None:
     function = inspect.unwrap(load(command.run))
     signature = inspect.signature(function)
     for param in command.params:
-        assert param.name in signature.parameters, f"{command.name}: no keyword {param.name!r}"
+        _require(param.name in signature.parameters, f"{command.name}: no keyword {param.name!r}")
         default = signature.parameters[param.name].default
         declared = REQUIRED if param.required else param.default
         if declared is REQUIRED:
-            assert default is inspect.Parameter.empty, f"{command.name}: {param.name} has a default"
+            _require(
+                default is inspect.Parameter.empty, f"{command.name}: {param.name} has a default"
+            )
         else:
-            assert default == declared, (
+            _require(
+                default == declared,
                 f"{command.name}: {param.name} defaults to {default!r} in Python, "
-                f"{declared!r} on the command line"
+                f"{declared!r} on the command line",
             )
     declared = {p.name for p in command.params} | set(command.fixed)
     for name, p in signature.parameters.items():
         if p.default is inspect.Parameter.empty:
-            assert name in declared, f"{command.name}: required keyword {name!r} not declared"
+            _require(name in declared, f"{command.name}: required keyword {name!r} not declared")
 
 
 def _run(command: Command, kwargs: dict, out=None):
@@ -58,7 +67,7 @@ def check_seeded(command: Command, kwargs: dict, directory: Path) -> dict:
     first = _run(command, kwargs, directory / "a")
     _run(command, kwargs, directory / "b")
     a, b = ((directory / d / "result.json").read_bytes() for d in "ab")
-    assert a == b, f"{command.name}: the same seed wrote two different result.json files"
+    _require(a == b, f"{command.name}: the same seed wrote two different result.json files")
     return first
 
 
@@ -92,11 +101,11 @@ def check_refuses_bad_values(command: Command, kwargs: dict, directory: Path) ->
                 _run(command, {**kwargs, param.name: value}, out)
             except (ValueError, TypeError) as exc:
                 message = str(exc)
-                assert param.option in message, f"{param.name}={value!r}: {message!r}"
-                assert "\n" not in message, f"{param.name}={value!r}: not one line"
+                _require(param.label in message, f"{param.name}={value!r}: {message!r}")
+                _require("\n" not in message, f"{param.name}={value!r}: not one line")
             else:
                 raise AssertionError(f"{command.name}: {param.name}={value!r} was accepted")
-            assert not out.exists(), f"{command.name}: {out} written for a bad {param.name}"
+            _require(not out.exists(), f"{command.name}: {out} written for a bad {param.name}")
             tried += 1
     return tried
 
@@ -105,15 +114,15 @@ def check_sampler(
     name: str, candidates: np.ndarray, objective, directory: Path, settings=None, trials: int = 6
 ):
     """``name``'s asks are seeded and resumable, and rows repeat only for a ``repeats`` sampler."""
+    from frontierbo.study.create import create_study, load_study
     from frontierbo.study.samplers import make_sampler
-    from frontierbo.study.study import create_study, load_study
 
     settings = dict(settings or {})
     sampler = make_sampler(name, settings)
     try:
         make_sampler(name, {**settings, "no_such_setting": 1})
     except ValueError as exc:
-        assert "no_such_setting" in str(exc)
+        _require("no_such_setting" in str(exc), f"sampler {name!r}: {exc}")
     else:
         raise AssertionError(f"sampler {name!r} accepted an unknown setting")
 
@@ -130,7 +139,7 @@ def check_sampler(
         return rows
 
     straight, resumed = asks(False), asks(True)
-    assert straight == resumed, f"sampler {name!r}: resumed {resumed} != straight {straight}"
+    _require(straight == resumed, f"sampler {name!r}: resumed {resumed} != straight {straight}")
     if not getattr(sampler, "repeats", False):
-        assert len(set(straight)) == len(straight), f"sampler {name!r} asked a row twice"
+        _require(len(set(straight)) == len(straight), f"sampler {name!r} asked a row twice")
     return straight

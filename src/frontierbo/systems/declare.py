@@ -103,8 +103,8 @@ class Param:
 
     @property
     def label(self) -> str:
-        """How messages name it: the keyword and the flag."""
-        return f"{self.name} ({self.option})"
+        """How messages name it: the keyword and the flag (the keyword alone if it has none)."""
+        return f"{self.name} ({self.option})" if self.cli else self.name
 
     @property
     def required(self) -> bool:

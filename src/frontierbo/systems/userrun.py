@@ -46,7 +46,8 @@ def validate(command: Command, values: dict) -> dict:
             continue
         chosen = checked.get(rule.selector)
         if chosen not in rule.values:
-            allowed = " and ".join(rule.values)
+            *others, last = rule.values
+            allowed = f"{', '.join(others)} and {last}" if others else last
             why = f": {rule.why}" if rule.why else ""
             raise ValueError(f"{param.option} applies to {allowed} only, not {chosen}{why}")
     if "out" in checked:

@@ -16,12 +16,7 @@ from frontierbo.data import (
     resolve_data_path,
     verify_sha256,
 )
-from frontierbo.po.problems.base import (
-    Problem,
-    jittered_cholesky,
-    preprocess_inputs,
-    singular_values,
-)
+from frontierbo.po.problems.base import Problem, preprocess_inputs, singular_values
 from frontierbo.po.problems.branin import branin, branin_grid, branin_problem
 from frontierbo.po.problems.loan import (
     calibrate_income_cap,
@@ -68,7 +63,6 @@ __all__ = [
     "file_sha256",
     "get_problem",
     "grid_inputs",
-    "jittered_cholesky",
     "load_lendingclub_csv",
     "load_property_data",
     "loan_problem",

@@ -158,29 +158,6 @@ def singular_values(X) -> np.ndarray:
     return np.linalg.svd(check_matrix(X, "X"), compute_uv=False)
 
 
-def jittered_cholesky(
-    K: np.ndarray, rel_jitter: float = 1e-10, max_tries: int = 12
-) -> tuple[np.ndarray, float]:
-    """Lower Cholesky factor of K + j I with the smallest j = rel_jitter * mean(diag K) * 10^k.
-
-    SE kernel matrices on dense grids are numerically singular, so a tiny jitter is needed; the
-    factor then samples from K + j I, i.e. adds an independent N(0, j) term per point.
-
-    Returns:
-        (L, j): the (n, n) lower factor and the absolute jitter used.
-    """
-    scale = float(np.mean(np.diag(K)))
-    jitter = rel_jitter * scale
-    for _ in range(max_tries):
-        try:
-            return np.linalg.cholesky(K + jitter * np.eye(K.shape[0])), jitter
-        except np.linalg.LinAlgError:
-            jitter *= 10.0
-    raise np.linalg.LinAlgError(
-        f"kernel matrix is not positive definite even with jitter {jitter / 10.0:.3g}"
-    )
-
-
 # -- the problem file shared with worker processes -------------------------------------------
 _SCALARS = (
     "lengthscale",

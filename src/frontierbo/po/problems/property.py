@@ -295,10 +295,11 @@ def property_substitute(
     _, _, Vt = np.linalg.svd(Xc, full_matrices=False)
     X, s = preprocess_inputs(_stretch_minor_axis(Xc, factor, Vt[-1]))
     from frontierbo.core.kernels import SquaredExponential
+    from frontierbo.core.sampling import sample_from_roots
 
     cov = SquaredExponential(THESIS["lengthscale"], THESIS["signal_variance"])(X)
     cov[np.diag_indices_from(cov)] += THESIS["noise_variance"]
-    log_price = THESIS["mean_log_price"] + np.linalg.cholesky(cov) @ rng.standard_normal(n)
+    log_price = THESIS["mean_log_price"] + sample_from_roots([np.linalg.cholesky(cov)], seed=rng)[0]
     return Problem(
         name="property",
         inputs=X,

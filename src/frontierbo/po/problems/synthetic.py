@@ -14,8 +14,9 @@ Two geometries (:data:`SYNTHETIC_GEOMETRIES`):
 
 The SE kernel factorises over coordinates, so on a product grid its covariance matrix is a
 Kronecker product K = K1 (x) K2 of the two 1-D kernel matrices. A sample is then
-F = sigma_y * L1 W L2^T with L_i = chol(K_i) and W standard normal: O(N^3) instead of O(N^6)
-for the dense 10^4 x 10^4 Cholesky, well under a millisecond for N = 100.
+F = sigma_y * L1 W L2^T with L_i = chol(K_i) and W standard normal (the core's sampler,
+``core.sampling.sample_from_roots``): O(N^3) instead of O(N^6) for the dense 10^4 x 10^4
+Cholesky, well under a millisecond for N = 100.
 """
 
 from __future__ import annotations
@@ -27,12 +28,9 @@ import numpy as np
 
 from frontierbo._threads import one_blas_thread
 from frontierbo._validation import SeedLike, as_generator, check_int, check_positive, check_vector
-from frontierbo.po.problems.base import (
-    Problem,
-    jittered_cholesky,
-    preprocess_inputs,
-    singular_values,
-)
+from frontierbo.core.exact import cholesky_with_jitter
+from frontierbo.core.sampling import sample_from_roots
+from frontierbo.po.problems.base import Problem, preprocess_inputs, singular_values
 
 #: Named geometries of the synthetic grid (the keyword arguments of :func:`synthetic_gp_grid`).
 SYNTHETIC_GEOMETRIES: dict[str, dict] = {
@@ -43,6 +41,7 @@ DEFAULT_GEOMETRY = "authors"
 
 # Relative jitter (times sigma_y^2) for the 1-D factors; raised by x10 only if a factor fails.
 _REL_JITTER = 1e-10
+_JITTERS = tuple(_REL_JITTER * 10.0**k for k in range(12))
 
 
 def grid_inputs(g1, g2) -> np.ndarray:
@@ -96,12 +95,11 @@ def sample_gp_on_grid(
     # One BLAS thread: a threaded Cholesky or product rounds differently with the thread count,
     # and the same seed must give the same sample (and problem checksum, a run's identity).
     with one_blas_thread():
-        L1, j1 = jittered_cholesky(_se_1d(g1, lengthscale), _REL_JITTER)
-        L2, j2 = jittered_cholesky(_se_1d(g2, lengthscale), _REL_JITTER)
-        W = rng.standard_normal((size, g1.size, g2.size))
+        L1, j1 = cholesky_with_jitter(_se_1d(g1, lengthscale), _JITTERS)
+        L2, j2 = cholesky_with_jitter(_se_1d(g2, lengthscale), _JITTERS)
         # F_k = L1 W_k L2^T: cov(F[a, b], F[a', b']) = K1[a, a'] K2[b, b'] = kron(K1, K2)[i, i']
-        F = sigma * (L1 @ W @ L2.T)
-    return F.reshape(size, -1), max(j1, j2)
+        F = sigma * sample_from_roots([L1, L2], size=size, seed=rng)
+    return F, max(j1, j2)
 
 
 def synthetic_gp_grid(

@@ -83,7 +83,7 @@ class AnswerNoise:
     is ``epsilon``-DP for its row's target (fresh OS entropy per answer)."""
 
     def __init__(self, epsilon: float, low: float, high: float):
-        from frontierbo.dp.samplers import LaplaceMechanism
+        from frontierbo.dp.mechanisms import LaplaceMechanism
 
         self.low, self.high = float(low), float(high)
         self.mechanism = LaplaceMechanism(
