@@ -3,8 +3,6 @@ study samplers ATA-, TGP- and MoMA-GP-UCB (see :mod:`frontierbo.systems.declare`
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from frontierbo.ldp.experiment import (
     BETA_SCALE,
     DATASETS,
@@ -14,7 +12,17 @@ from frontierbo.ldp.experiment import (
     QUICK_T,
     QUICK_TRIALS,
 )
-from frontierbo.systems.declare import REQUIRED, Command, Param, Reproduction, System
+from frontierbo.systems.declare import (
+    DATA,
+    OUT,
+    REQUIRED,
+    SEED,
+    Command,
+    Param,
+    Reproduction,
+    System,
+    failure_probability,
+)
 
 NAME = "ldp-bo"
 ALGORITHMS = ("ata", "tgp", "moma")
@@ -33,7 +41,7 @@ RUN = Command(
     description="Heavy-tailed / locally private BO on a CSV file whose columns are arms and "
     "whose rows are reward observations (see frontierbo.ldp.userdata).",
     params=(
-        Param("path", Path, REQUIRED, "CSV file with a header row", flag="--data"),
+        DATA,
         Param(
             "algorithm", str, REQUIRED, "the algorithm: ATA-, TGP- or MoMA-GP-UCB",
             choices=ALGORITHMS,
@@ -41,22 +49,16 @@ RUN = Command(
         Param(
             "iterations", int, REQUIRED, "rounds T (one arm played per round)", low=1, short="-T"
         ),
-        Param("seed", int, 0, "seed of every random choice", low=0),
+        SEED,
         Param(
             "epsilon", float, None,
             "local-DP privacy budget of each reward (CTL randomiser); omit for the non-private "
             "version", low=0.0, low_open=True,
         ),
-        Param(
-            "delta", float, DELTA,
-            "failure probability delta of the confidence bounds: the UCB width grows with "
-            "ln(1/delta) (not a privacy parameter)",
-            low=0.0, high=1.0, low_open=True, high_open=True, flag="--failure-probability",
-            metavar="DELTA", renamed=(("--delta", "--delta is only the privacy delta"),),
-        ),
+        failure_probability(DELTA, "the confidence bounds: the UCB width grows with ln(1/delta)"),
         BETA_SCALE_PARAM,
         Param("exclude", list, None, "columns that are not arms (e.g. Date)"),
-        Param("out", Path, None, "directory for result.json"),
+        OUT,
     ),
     run="frontierbo.ldp.userdata:run_ldp_on_csv",
     format="frontierbo.ldp.userdata:format_ldp_result",

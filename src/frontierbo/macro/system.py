@@ -7,7 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from frontierbo.macro.experiment import DATASETS, EXPERIMENTS
-from frontierbo.systems.declare import REQUIRED, Applies, Command, Param, Reproduction, System
+from frontierbo.systems.declare import (
+    REQUIRED,
+    SEED,
+    Applies,
+    Command,
+    Param,
+    Reproduction,
+    System,
+)
 
 NAME = "macro-bo"
 #: ``--method`` choices and their labels.
@@ -75,7 +83,7 @@ RUN = Command(
         Param("beta", float, 0.0, "weight of the exploration bonus", low=0.0),
         Param("start", int, None, "data row of the start location (default: drawn from --seed)",
               low=0),
-        Param("seed", int, 0, "seed of every random choice", low=0),
+        SEED,
         Param("out", Path, None, "directory for result.json and trajectory.png"),
         Param(
             "prefit_on_table", bool, False,

@@ -10,16 +10,27 @@ from pathlib import Path
 from frontierbo.po.experiment import DATASETS, FULL_RUNS, QUICK_RUNS
 from frontierbo.po.problems.synthetic import DEFAULT_GEOMETRY, SYNTHETIC_GEOMETRIES
 from frontierbo.systems.commands import jobs, positive_int
-from frontierbo.systems.declare import REQUIRED, Applies, Command, Param, Reproduction, System, load
+from frontierbo.systems.declare import (
+    DATA,
+    OUT,
+    REQUIRED,
+    SEED,
+    Applies,
+    Command,
+    Param,
+    Reproduction,
+    System,
+    load,
+)
 
 NAME = "po-gp-ucb"
 ALGORITHMS = ("gp-ucb", NAME)
-MECHANISMS = ("random_projection", "gaussian")
+MECHANISMS = ("random-projection", "gaussian")
 _PRIVATE = Applies("algorithm", (NAME,), "gp-ucb releases nothing")
 
 #: The options of both commands (rows are candidates, one column is the objective).
 CSV_PARAMS = (
-    Param("path", Path, REQUIRED, "CSV file with a header row", flag="--data"),
+    DATA,
     Param("target", str, REQUIRED, "column to maximise (see --minimize)"),
     Param("features", list, None, "input columns (default: all others)"),
     Param("minimize", bool, False, "minimise the target instead"),
@@ -28,9 +39,9 @@ CSV_PARAMS = (
         "BO rounds T, one row queried per round (the --n-init rows not counted)",
         low=1, short="-T",
     ),
-    Param("seed", int, 0, "seed of every random choice", low=0),
+    SEED,
     Param("n_init", int, 1, "random initial rows", low=1),
-    Param("out", Path, None, "directory for result.json"),
+    OUT,
     Param(
         "prefit_on_table", bool, False,
         "before the first query, fit the GP hyperparameters by maximum likelihood on up to "
@@ -64,9 +75,9 @@ PO_GP_UCB = Command(
         Param("delta", float, None, "privacy parameter delta in (0, 1) (required)",
               low=0.0, high=1.0, low_open=True, high_open=True, applies=_PRIVATE),
         Param("r", int, None,
-              "projection dimension (required by random_projection; gaussian: optional, "
+              "projection dimension (required by random-projection; gaussian: optional, "
               "default no projection)", low=1, applies=_PRIVATE),
-        Param("mechanism", str, "random_projection",
+        Param("mechanism", str, "random-projection",
               "the release: the published one (NOT DP) or the (eps, delta)-DP Gaussian one",
               choices=MECHANISMS),
     ),

@@ -168,7 +168,7 @@ def run_on_csv(
     n_init: int = 1,
     out: str | os.PathLike | None = None,
     fit_restarts: int = 3,
-    mechanism: str = "random_projection",
+    mechanism: str = "random-projection",
     progress: bool | None = None,
     prefit_on_table: bool = False,
 ) -> dict:
@@ -378,7 +378,7 @@ def example(directory, algorithm: str | None = None) -> list[dict]:
     private = {"epsilon": 2.0, "delta": 1e-3}
     runs = [
         ("gp-ucb", {}),
-        ("po-gp-ucb", {"mechanism": "random_projection", "r": 3, **private}),
+        ("po-gp-ucb", {"mechanism": "random-projection", "r": 3, **private}),
         ("po-gp-ucb", {"mechanism": "gaussian", **private}),
     ]
     if algorithm is None:

@@ -9,11 +9,20 @@ budget T: oracle queries in all (a stage spends many), not rounds.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from frontierbo._validation import check_real
 from frontierbo.quantum.experiment import MAIN_SETTINGS, QUICK_RUNS, QUICK_T
-from frontierbo.systems.declare import REQUIRED, Applies, Command, Param, Reproduction, System
+from frontierbo.systems.declare import (
+    DATA,
+    OUT,
+    REQUIRED,
+    SEED,
+    Applies,
+    Command,
+    Param,
+    Reproduction,
+    System,
+    failure_probability,
+)
 
 NAME = "quantum-bo"
 #: ``--algorithm`` choices and their labels.
@@ -62,14 +71,14 @@ RUN = Command(
     "or mean and sigma (Gaussian); the other columns are features "
     "(see frontierbo.quantum.userdata).",
     params=(
-        Param("path", Path, REQUIRED, "CSV file with a header row", flag="--data"),
+        DATA,
         Param(
             "budget", int, REQUIRED,
             "query budget T: oracle queries in all, the initial arm's included (a stage spends "
             "many)", low=1, flag="--queries", metavar="T",
             renamed=(("-T", QUERIES_NOTE), ("--iterations", QUERIES_NOTE)),
         ),
-        Param("seed", int, 0, "seed of every random choice", low=0),
+        SEED,
         Param("algorithm", str, "q-gp-ucb", "the algorithm", choices=tuple(ALGORITHMS)),
         Param("features", list, None, "feature columns (default: all others)"),
         Param(
@@ -92,14 +101,10 @@ RUN = Command(
         _quantum_only("backend", "NumPy IQAE simulator (default) or Qiskit circuits "
                       "(statevector, aer; needs frontierbo[quantum])",
                       ("numpy", "statevector", "aer")),
-        Param(
-            "delta", float, 0.05,
-            "failure probability delta of each stage's estimate, also the confidence of the "
-            "'theory' width (not a privacy parameter)",
-            low=0.0, high=1.0, low_open=True, high_open=True, flag="--failure-probability",
-            metavar="DELTA", renamed=(("--delta", "--delta is only the privacy delta"),),
+        failure_probability(
+            0.05, "each stage's estimate, also the confidence of the 'theory' width"
         ),
-        Param("out", Path, None, "directory for result.json"),
+        OUT,
     ),
     run="frontierbo.quantum.userdata:run_quantum_on_csv",
     format="frontierbo.quantum.userdata:format_quantum_result",

@@ -28,7 +28,19 @@ from typing import Any
 
 from frontierbo._validation import check_int, check_real
 
-__all__ = ["REQUIRED", "Applies", "Command", "Param", "Reproduction", "System", "load"]
+__all__ = [
+    "DATA",
+    "OUT",
+    "REQUIRED",
+    "SEED",
+    "Applies",
+    "Command",
+    "Param",
+    "Reproduction",
+    "System",
+    "failure_probability",
+    "load",
+]
 
 
 class _Required:
@@ -178,6 +190,30 @@ class Param:
         if self.choices and value not in self.choices:
             raise ValueError(f"{self.label} must be one of {list(self.choices)}, got {value!r}")
         return value
+
+
+# -- the parameters several commands share: one keyword, one flag, one meaning (flags.FLAGS) --
+DATA = Param("path", Path, REQUIRED, "CSV file with a header row", flag="--data")
+SEED = Param("seed", int, 0, "seed of every random choice", low=0)
+OUT = Param("out", Path, None, "directory for result.json")
+
+
+def failure_probability(default: float, what: str) -> Param:
+    """``--failure-probability`` (keyword ``delta``, the papers' name): the probability that
+    ``what`` fails; ``--delta`` is refused, as it is only the privacy delta."""
+    return Param(
+        "delta",
+        float,
+        default,
+        f"failure probability delta of {what} (not a privacy parameter)",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+        flag="--failure-probability",
+        metavar="DELTA",
+        renamed=(("--delta", "--delta is only the privacy delta"),),
+    )
 
 
 @dataclass(frozen=True)
