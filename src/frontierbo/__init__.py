@@ -1,12 +1,13 @@
 """frontierbo: Bayesian optimisation where classic BO breaks.
 
-``frontierbo.create_study`` / ``frontierbo.load_study``: persistent ask / tell studies
-(:mod:`frontierbo.study`); the research systems live in their own packages.
+``frontierbo.create_study`` / ``frontierbo.load_study``: persistent ask / tell studies over
+candidate rows or a search space (``frontierbo.Space``; :mod:`frontierbo.study`); the research
+systems live in their own packages.
 """
 
 __version__ = "0.1.0"
 
-_STUDY_NAMES = ("create_study", "load_study")
+_STUDY_NAMES = ("create_study", "load_study", "Space")
 
 
 def __getattr__(name: str):

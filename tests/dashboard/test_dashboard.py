@@ -99,6 +99,29 @@ def test_the_projection_is_computed_once_per_candidate_set(tmp_path, monkeypatch
     assert len(calls) == 1
 
 
+def test_a_space_study_shows_its_trials_on_axes_that_do_not_move(tmp_path):
+    from frontierbo.study import Categorical, Float, Int, Space
+
+    space = Space([Float("x", 0.0, 1.0), Float("lr", 1e-4, 1e-1, log=True), Int("n", 1, 8),
+                   Categorical("act", ["relu", "tanh"])])  # fmt: skip
+    study = create_study(space=space, storage=tmp_path / "s.db", seed=3)
+    snaps = []
+    for _ in range(4):
+        trial = study.ask()
+        study.tell(trial, trial.params["x"] + trial.params["n"])
+        snaps.append(study_snapshot(tmp_path / "s.db"))
+    pending = study.ask()
+    last = study_snapshot(tmp_path / "s.db")
+    assert len(last["points"]["x"]) == 5 and last["points"]["queried"][0]["index"] == list(range(5))
+    # the first trials keep their place as later ones arrive (axes fixed by the space)
+    for k, snap in enumerate(snaps):
+        assert snap["points"]["x"] == last["points"]["x"][: k + 1]
+        assert snap["points"]["y"] == last["points"]["y"][: k + 1]
+    best = last["series"][0]["y"]
+    assert best == sorted(best, reverse=study.direction == "minimize")
+    assert last["audit"][0]["outcome"] == f"trial {pending.number}, pending"
+
+
 def test_the_audit_keeps_the_last_lines(tmp_path):
     _study(tmp_path / "s.db", told=30, pending=0)
     audit = study_snapshot(tmp_path / "s.db")["audit"]

@@ -35,7 +35,8 @@ def test_the_shell_workflow(cli, write_csv, tmp_path):
     study = frontierbo.load_study(storage=db)
     assert [t.state for t in study.trials] == ["complete"] * 4
     status, out, _ = cli(["study", "show", "--storage", db])
-    assert status == 0 and "| trial | row | temp | time | state | value |" in out
+    # the text column 'note' is not a feature: carried, shown with its row
+    assert status == 0 and "| trial | row | note | temp | time | state | value |" in out
     assert f"value {study.best_value:g}" in out
     status, out, _ = cli(["study", "show", "--storage", db, "--json"])
     assert len(json.loads(out)["trials"]) == 4
@@ -47,8 +48,10 @@ def test_the_shell_workflow(cli, write_csv, tmp_path):
 def test_shell_errors_are_one_line_with_status_2(cli, write_csv, tmp_path):
     path = _candidates(write_csv)
     db = tmp_path / "study.db"
-    status, _, err = cli(["study", "create", "--candidates", path, "--storage", db])
-    assert status == 2 and "feature column 'note' is not numeric" in err and not db.exists()
+    typo = write_csv(["temp", "time"], [["0.5", "1"], ["0.7", "n/a"], ["0.2", "3"]], "typo.csv")
+    status, _, err = cli(["study", "create", "--candidates", typo, "--storage", db])
+    assert status == 2 and "feature column 'time' is not numeric (row 1: 'n/a')" in err
+    assert not db.exists()
     cases = [
         (["ask", "--storage", tmp_path / "none.db"], "does not exist"),
         (["study", "create", "--candidates", tmp_path / "no.csv"], "--candidates"),

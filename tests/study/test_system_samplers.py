@@ -18,6 +18,7 @@ from frontierbo.quantum.q_gp_ucb import QGPUCB
 from frontierbo.study import create_study, load_study
 from frontierbo.study import samplers as study_samplers
 from frontierbo.study.samplers import available_samplers, make_sampler, unit_cube
+from frontierbo.study.storage import SCHEMA_VERSION
 
 #: every registered system sampler with settings that make it run
 SYSTEM_SAMPLERS = {
@@ -230,13 +231,14 @@ def test_a_schema_1_database_is_migrated_when_opened(tmp_path, rows):
                 offers FROM frontierbo_trials;
             DROP TABLE frontierbo_trials;
             ALTER TABLE t1 RENAME TO frontierbo_trials;
+            ALTER TABLE frontierbo_studies DROP COLUMN space;
             UPDATE frontierbo_meta SET value = '1' WHERE key = 'schema_version';"""
         )
     old = load_study(storage=path)
     assert [(t.row, t.request) for t in old.trials] == [(row, {}) for row in asked]
     with sqlite3.connect(path) as conn:
         version = conn.execute("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
-        assert version.fetchone()[0] == "2"
+        assert version.fetchone()[0] == str(SCHEMA_VERSION)  # 1 -> 2 -> current
     bandit = create_study(rows, storage=path, name="bandit", algorithm="moma-gp-ucb",
                           settings={"horizon": 10, "B": 1.0, "c": 1.0})  # fmt: skip
     bandit.optimize(lambda t: f(t.x), n_trials=4)  # repeated rows: the UNIQUE is gone

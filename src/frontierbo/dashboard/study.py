@@ -6,7 +6,8 @@ trials are read once, so the curve, the circles and the log of one snapshot agre
 - ``series``: the best value so far (in the study's direction) against the number of told
   trials, as :meth:`~frontierbo.study.Study.best_so_far`;
 - ``points``: every candidate row on :func:`~frontierbo.dashboard.projection.pca2`, with the rows
-  of all trials, told or pending, as the study's ``queried``;
+  of all trials, told or pending, as the study's ``queried``; a study over a search space has no
+  rows: its trials' points, on the principal axes of a fixed seeded sample of the space;
 - ``audit``: the last :data:`AUDIT_LINES` asks and tells, newest first (``modeler`` is the study's
   name, ``row`` the trial's row, ``outcome`` ``"trial N"`` (``", pending"`` while it is) for an
   ask and ``"value V"`` for a tell, ``status`` 200).
@@ -26,6 +27,8 @@ AUDIT_LINES = 50
 #: Projections by candidates' sha256: the candidate set never changes, so one SVD per study.
 _PROJECTIONS: dict[str, tuple[list, list]] = {}
 _MAX_CACHED = 8
+#: A search space's fixed axes by its sha256 (centre, (dims, 2) directions).
+_SPACE_AXES: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
 
 def study_snapshot(storage, name: str | None = None) -> dict:
@@ -36,7 +39,12 @@ def study_snapshot(storage, name: str | None = None) -> dict:
     study = load_study(storage=storage, name=name)
     try:
         trials = study.trials
-        px, py = _projection(study.candidates, study.candidates_sha256)
+        if study.space is None:
+            px, py = _projection(study.candidates, study.candidates_sha256)
+            queried = [t.row for t in trials]
+        else:  # no rows: the trials' own points, on axes fixed by the space
+            px, py = _space_projection(study.space, np.array([t.x for t in trials]))
+            queried = list(range(len(trials)))
     finally:
         study.storage.close()
     best = _best_so_far(trials, study.direction)
@@ -44,10 +52,9 @@ def study_snapshot(storage, name: str | None = None) -> dict:
         "title": f"study {study.name!r} ({study.algorithm}, {study.direction})",
         "updated_at": time.time(),
         "series": [{"name": study.name, "x": list(range(1, len(best) + 1)), "y": best}],
-        "points": {"x": px, "y": py,
-                   "queried": [{"name": study.name, "index": [t.row for t in trials]}]},
+        "points": {"x": px, "y": py, "queried": [{"name": study.name, "index": queried}]},
         "audit": _audit(trials, study.name),
-    }  # fmt: skip
+    }
 
 
 def _projection(candidates, sha: str) -> tuple[list, list]:
@@ -61,6 +68,27 @@ def _projection(candidates, sha: str) -> tuple[list, list]:
             _PROJECTIONS.pop(next(iter(_PROJECTIONS)))
         _PROJECTIONS[sha] = (p[:, 0].tolist(), p[:, 1].tolist())
     return _PROJECTIONS[sha]
+
+
+def _space_projection(space, points: np.ndarray) -> tuple[list, list]:
+    """The trials' encoded points on the two principal directions of a fixed sample of the
+    space (its own seeded points, not the trials: the axes stay put as trials arrive)."""
+    key = space.sha256
+    if key not in _SPACE_AXES:
+        rng = np.random.default_rng(0)
+        sample = space.from_unit(rng.uniform(size=(512, space.n_params)))
+        centre = sample.mean(axis=0)
+        _, _, vt = np.linalg.svd(sample - centre, full_matrices=False)
+        axes = np.zeros((space.dims, 2))
+        for k in range(min(2, vt.shape[0])):
+            lead = vt[k][np.argmax(np.abs(vt[k]))]
+            axes[:, k] = vt[k] if lead >= 0 else -vt[k]
+        _SPACE_AXES[key] = (centre, axes)
+    if points.size == 0:
+        return [], []
+    centre, axes = _SPACE_AXES[key]
+    p = np.round((points - centre) @ axes, 5)
+    return p[:, 0].tolist(), p[:, 1].tolist()
 
 
 def _best_so_far(trials, direction: str) -> list[float]:

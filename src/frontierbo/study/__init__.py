@@ -1,13 +1,19 @@
-"""Persistent ask / tell studies over a finite candidate set (:mod:`frontierbo.study.study`)."""
+"""Persistent ask / tell studies over a finite candidate set or a search space
+(:mod:`frontierbo.study.study`, :mod:`frontierbo.study.space`)."""
 
 from frontierbo.study.create import create_study, load_study
 from frontierbo.study.samplers import GPUCBSampler, RandomSampler
+from frontierbo.study.space import Categorical, Float, Int, Space
 from frontierbo.study.storage import StorageError
 from frontierbo.study.study import Study, Trial
 
 __all__ = [
+    "Categorical",
+    "Float",
     "GPUCBSampler",
+    "Int",
     "RandomSampler",
+    "Space",
     "StorageError",
     "Study",
     "Trial",

@@ -5,6 +5,12 @@ another machine) can be driven by BO::
     frontierbo study create --candidates rows.csv --storage study.db
     frontierbo ask --storage study.db            # {"trial": 0, "row": 17, "params": {...}}
     frontierbo tell --storage study.db --trial 0 --value 3.2
+
+or over a search space (a JSON file ``{"params": [...]}``, :mod:`frontierbo.study.space`)::
+
+    frontierbo study create --space space.json --storage study.db --direction minimize
+    frontierbo ask --storage study.db            # {"trial": 0, "params": {"lr": 0.003, ...}}
+
     frontierbo study show --storage study.db
     frontierbo study plot --storage study.db --out best.png
 """
@@ -42,7 +48,7 @@ def finite_float(flag: str):
 
 def add_commands(top: argparse._SubParsersAction) -> None:
     study = top.add_parser(
-        "study", help="persistent ask/tell studies over a CSV of candidates"
+        "study", help="persistent ask/tell studies over a CSV of candidates or a search space"
     ).add_subparsers(dest="study_command", required=True, metavar="ACTION")
     _add_create(study)
     _add_show(study)
@@ -52,7 +58,8 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         "ask",
         help="ask a study for the next candidate (prints JSON)",
         description="Reserve the next trial of a study and print it as JSON: trial number, row "
-        "index and feature values by column name. Evaluate it, then tell the value.",
+        "index and feature values by column name (a space study: trial number and typed "
+        "params by name). Evaluate it, then tell the value.",
     )
     _storage_arguments(ask)
     ask.set_defaults(handler=_cli_errors(_ask))
@@ -83,12 +90,35 @@ def _add_create(study) -> None:
 
     create = study.add_parser(
         "create",
-        help="create a study from a CSV of candidate rows",
-        description="Create a study: every numeric column of --candidates is a feature (or "
-        "choose them with --features); the rows are stored in the database with their sha256.",
+        help="create a study from a CSV of candidate rows or a search space (JSON)",
+        description="Create a study: each column of --candidates is a feature (numbers, whole "
+        "numbers, True/False, text categories one-hot) or is carried (IDs and text: returned "
+        "with its row by ask and study show, never modelled); create prints which and why, and "
+        "--features, --ids and --categorical override it. The rows are stored in the database "
+        'with their sha256. Or --space: a JSON file {"params": [{"name": "lr", '
+        '"type": "float", "low": 1e-5, "high": 0.1, "log": true}, {"name": "layers", "type": '
+        '"int", "low": 1, "high": 8}, {"name": "act", "type": "categorical", "choices": '
+        '["relu", "tanh"]}]} (float: low, high, log, step; int: low, high, log).',
     )
-    create.add_argument("--candidates", required=True, help="CSV file, one candidate per row")
-    create.add_argument("--features", nargs="+", default=None, help="feature columns (all)")
+    create.add_argument("--candidates", default=None, help="CSV file, one candidate per row")
+    create.add_argument(
+        "--space",
+        default=None,
+        help="JSON file of a search space (instead of --candidates): float, int and "
+        "categorical parameters",
+    )
+    create.add_argument(
+        "--features", nargs="+", default=None,
+        help="the feature columns, exactly (default: classified; the other columns are carried)",
+    )  # fmt: skip
+    create.add_argument(
+        "--ids", nargs="+", default=None, metavar="COLUMN",
+        help="columns to carry, not model (IDs, names, notes)",
+    )  # fmt: skip
+    create.add_argument(
+        "--categorical", nargs="+", default=None, metavar="COLUMN",
+        help="columns that are categorical features, e.g. numeric codes of a batch (one-hot)",
+    )  # fmt: skip
     create.add_argument("--storage", default="study.db", help=STORAGE_HELP)
     create.add_argument("--name", default="default", help="study name (default)")
     create.add_argument(
@@ -178,37 +208,29 @@ def _settings(pairs: list[str]) -> dict | None:
     return out
 
 
-def read_candidates(path, features) -> tuple:
-    """The feature matrix and column names of a candidates CSV."""
-    import numpy as np
-
-    from frontierbo.io import column, data_path, read_table, select_feature_columns
-
-    path = data_path(path, "--candidates")
-    header, rows, lines = read_table(path, "--candidates")
-    if not rows:
-        raise ValueError(f"--candidates {str(path)!r} has no rows")
-    where = f"--candidates {str(path)!r}"
-    names = select_feature_columns(header, rows, features, [], "no column", where)
-    X = np.column_stack(
-        [column(rows, lines, header.index(name), name, "feature") for name in names]
-    )
-    return X, names
-
-
 def _create(args) -> str:
     from frontierbo.study.create import create_study
+    from frontierbo.study.tables import read_candidates
 
-    X, names = read_candidates(args.candidates, args.features)
+    if (args.candidates is None) == (args.space is None):
+        raise ValueError(
+            "give --candidates (a CSV of rows) or --space (a JSON search space)"
+            + (", not both" if args.space is not None else "")
+        )
+    if args.space is not None:
+        return _create_space(args)
+    table = read_candidates(
+        args.candidates, features=args.features, ids=args.ids, categorical=args.categorical
+    )
+    X, names = table.X, [c.name for c in table.features]
     with warnings.catch_warnings(record=True) as caught:  # e.g. duplicate rows: one line each
         warnings.simplefilter("always")
         study = create_study(
-            X,
+            table,
             storage=args.storage,
             algorithm=args.algorithm,
             settings=_settings(args.settings),
             name=args.name,
-            columns=names,
             direction=args.direction,
             seed=args.seed,
             pending_timeout=args.pending_timeout,
@@ -222,8 +244,45 @@ def _create(args) -> str:
     return (
         f"study {study.name!r} in {study.storage.url}: {X.shape[0]} candidates, "
         f"{len(names)} features ({', '.join(names)}), algorithm {study.algorithm}, "
-        f"pending timeout {timeout}, {len(study.trials)} trials so far"
+        f"pending timeout {timeout}, {len(study.trials)} trials so far\n"
+        "columns: " + "; ".join(table.describe())
     )
+
+
+def _create_space(args) -> str:
+    from frontierbo.study.create import create_study
+    from frontierbo.study.space import Space
+
+    for flag in ("features", "ids", "categorical"):
+        if getattr(args, flag, None) is not None:
+            raise ValueError(f"--{flag} applies to --candidates; a --space names its params")
+    space = Space.from_json(args.space, flag="--space")
+    study = create_study(
+        space=space,
+        storage=args.storage,
+        algorithm=args.algorithm,
+        settings=_settings(args.settings),
+        name=args.name,
+        direction=args.direction,
+        seed=args.seed,
+        pending_timeout=args.pending_timeout,
+        load_if_exists=args.load_if_exists,
+    )
+    timeout = _seconds(study.pending_timeout)
+    if "pending_timeout" in study.updated:
+        timeout += f" (was {_seconds(study.updated['pending_timeout'][0])})"
+    kinds = ", ".join(f"{p.name} ({_kind(p)})" for p in space.params)
+    return (
+        f"study {study.name!r} in {study.storage.url}: a space of {len(space)} params "
+        f"({kinds}), algorithm {study.algorithm}, {study.direction}, pending timeout "
+        f"{timeout}, {len(study.trials)} trials so far"
+    )
+
+
+def _kind(param) -> str:
+    if param.type == "categorical":
+        return f"{len(param.choices)} choices"
+    return f"{'log ' if param.log else ''}{param.type}"
 
 
 def _seconds(timeout: float | None) -> str:
@@ -237,8 +296,19 @@ def _load(args):
 
 
 def _ask(args) -> str:
-    trial = _load(args).ask()
+    from frontierbo.study.tables import load_table
+
+    study = _load(args)
+    trial = study.ask()
+    if study.space is not None:  # no rows: the typed params
+        out = {"trial": trial.number, "params": trial.params}
+        return json.dumps(out | ({"request": trial.request} if trial.request else {}))
     out = {"trial": trial.number, "row": trial.row, "params": trial.params}
+    table = load_table(study)
+    if table is not None:  # typed params (ints, categories) and the row's IDs and text
+        out["params"] = table.params(trial.row)
+        if table.carried:
+            out["carried"] = table.carried_values(trial.row)
     if trial.request:  # how to evaluate it (e.g. Q-GP-UCB's accuracy)
         out["request"] = trial.request
     return json.dumps(out)
@@ -249,34 +319,55 @@ def _tell(args) -> str:
     trial = study.tell(args.trial, args.value)
     best = study.best_trial
     told = "privatised to " if getattr(study.sampler, "privatise_tell", None) else ""
+    row = "" if trial.row is None else f" (row {trial.row})"  # a space study has no rows
     return (
-        f"trial {trial.number} (row {trial.row}) {told}= {trial.value:g}; best so far "
+        f"trial {trial.number}{row} {told}= {trial.value:g}; best so far "
         f"{best.value:g} (trial {best.number})"
     )
 
 
 def _show(args) -> str:
     from frontierbo.io import markdown_table
+    from frontierbo.study.tables import load_table
 
     study = _load(args)
+    if study.space is not None:
+        return _show_space(study, args.json)
     trials = study.trials
+    table = load_table(study)  # a CSV's study: typed features and the carried IDs / text
+
+    def typed(t) -> dict:
+        if table is None:
+            return {"params": t.params, "carried": {}}
+        return {"params": table.params(t.row), "carried": table.carried_values(t.row)}
+
     if args.json:
-        return json.dumps({"study": study.name, "trials": [t.to_dict() for t in trials]})
+        trials_json = [t.to_dict() | (typed(t) if table is not None else {}) for t in trials]
+        return json.dumps({"study": study.name, "trials": trials_json})
     best = study.best_trial
-    body = [
-        [str(t.number), str(t.row), *(f"{v:g}" for v in t.params.values()), t.state,
-         "" if t.value is None else f"{t.value:g}"]
-        for t in trials
-    ]  # fmt: skip
-    header = ["trial", "row", *study.columns, "state", "value"]
+    carried = [] if table is None else list(table.carried)
+    features = study.columns if table is None else [c.name for c in table.features]
+    body = []
+    for t in trials:
+        row = typed(t)
+        body.append(
+            [str(t.number), str(t.row), *map(_cell, row["carried"].values()),
+             *map(_cell, row["params"].values()), t.state,
+             "" if t.value is None else f"{t.value:g}"]
+        )  # fmt: skip
+    header = ["trial", "row", *carried, *features, "state", "value"]
+    kinds = "r" * len(features) if table is None else "".join(
+        "l" if c.kind == "categorical" else "r" for c in table.features
+    )  # fmt: skip
     lines = [
         f"study {study.name!r} ({study.algorithm}, {study.direction}): {len(trials)} trials, "
         f"{sum(t.state == 'pending' for t in trials)} pending",
         "",
-        markdown_table(header, body, "rr" + "r" * len(study.columns) + "lr"),
+        markdown_table(header, body, "rr" + "l" * len(carried) + kinds + "lr"),
     ]
     if best is not None:
-        lines += ["", f"best: trial {best.number}, row {best.row}, value {best.value:g}"]
+        ids = "".join(f", {k} {v}" for k, v in typed(best)["carried"].items())
+        lines += ["", f"best: trial {best.number}, row {best.row}{ids}, value {best.value:g}"]
     privacy = getattr(study.sampler, "privacy", None)
     guarantee = privacy() if privacy is not None else None
     if guarantee is not None:
@@ -285,6 +376,41 @@ def _show(args) -> str:
             "best value is a noisy one"
         ]
     return "\n".join(lines)
+
+
+def _show_space(study, as_json: bool) -> str:
+    """``study show`` of a space study: one column per parameter (typed values)."""
+    from frontierbo.io import markdown_table
+
+    trials = study.trials
+    if as_json:
+        return json.dumps({"study": study.name, "trials": [t.to_dict() for t in trials]})
+    names = study.space.names
+    body = [
+        [str(t.number), *(_cell(t.params[n]) for n in names), t.state,
+         "" if t.value is None else f"{t.value:g}"]
+        for t in trials
+    ]  # fmt: skip
+    align = "r" + "".join("l" if p.type == "categorical" else "r" for p in study.space) + "lr"
+    lines = [
+        f"study {study.name!r} ({study.algorithm}, {study.direction}) over a space of "
+        f"{len(names)} params: {len(trials)} trials, "
+        f"{sum(t.state == 'pending' for t in trials)} pending",
+        "",
+        markdown_table(["trial", *names, "state", "value"], body, align),
+    ]
+    best = study.best_trial
+    if best is not None:
+        shown = ", ".join(f"{k}={_cell(v)}" for k, v in best.params.items())
+        lines += ["", f"best: trial {best.number}, value {best.value:g}: {shown}"]
+    return "\n".join(lines)
+
+
+def _cell(value) -> str:
+    """A table cell: numbers as %g (ints and categories as they are), empty for None."""
+    if value is None:
+        return ""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _plot(args) -> str:

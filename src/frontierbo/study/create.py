@@ -1,10 +1,10 @@
 """Making and loading studies: create_study finds or inserts a study, load_study reads one back.
 
 A study is one row of its storage's ``frontierbo_studies`` table: the candidate set and its
-sha256, the algorithm and its settings, the seed, the column names, the pending timeout and the
-direction. What defines a study cannot change once it is created: ``load_if_exists`` returns it
-only when what is given agrees with what is stored (:class:`frontierbo.study.study.Study` asks
-and tells).
+sha256 (or, for a study over a search space, the space and its sha256), the algorithm and its
+settings, the seed, the column names, the pending timeout and the direction. What defines a
+study cannot change once it is created: ``load_if_exists`` returns it only when what is given
+agrees with what is stored (:class:`frontierbo.study.study.Study` asks and tells).
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ import numpy as np
 
 from frontierbo._validation import check_matrix
 from frontierbo.io import array_to_text
-from frontierbo.study.samplers import make_sampler
+from frontierbo.study.samplers import make_sampler, serves_spaces
+from frontierbo.study.space import Space, as_space
 from frontierbo.study.storage import Storage
 from frontierbo.study.study import Study
+from frontierbo.study.tables import CandidateTable, save_table
 
 DIRECTIONS = ("maximize", "minimize")
 DEFAULT_NAME = "default"
@@ -47,13 +49,16 @@ def _version() -> str:
 #: the columns of a study's row, in the order :class:`Study` takes them
 _STUDY_COLUMNS = (
     "study_id, name, algorithm, settings, seed, columns, n_candidates, candidates, "
-    "candidates_sha256, pending_timeout, created_at, direction, frontierbo_version"
+    "candidates_sha256, pending_timeout, created_at, direction, frontierbo_version, space"
 )
+#: the algorithms that serve a space study (the systems' samplers choose among rows)
+SPACE_ALGORITHMS = ("gp-ei", "gp-ucb", "random")
 
 
 def create_study(
-    candidates,
+    candidates=None,
     *,
+    space: Space | dict | str | os.PathLike | None = None,
     storage: str | os.PathLike = "study.db",
     algorithm: str | None = None,
     settings: dict | None = None,
@@ -64,7 +69,16 @@ def create_study(
     pending_timeout: float | None = None,
     load_if_exists: bool = False,
 ) -> Study:
-    """A new study of ``candidates`` (n, d) in ``storage`` (a SQLite file by default).
+    """A new study of ``candidates`` (n, d), or over a search ``space``, in ``storage`` (a
+    SQLite file by default).
+
+    ``space``: a :class:`~frontierbo.study.space.Space`, a dict ``{"params": [...]}`` or the path
+    of such a JSON file (float, log-scaled float, int, categorical parameters); then each
+    ``trial.params`` holds typed values by parameter name and there are no rows (``columns``
+    does not apply: the space names its parameters). Give ``candidates`` or ``space``.
+    ``candidates`` may be a :class:`~frontierbo.study.tables.CandidateTable` (a CSV read by
+    :func:`~frontierbo.study.tables.read_candidates`: ID, text, integer and category columns);
+    its column kinds and carried values are stored with the study.
 
     ``algorithm`` / ``settings``: the sampler (``"gp-ei"``, the default, ``"gp-ucb"``,
     ``"random"`` or a system's: :func:`~frontierbo.study.samplers.available_samplers`) and its
@@ -80,8 +94,25 @@ def create_study(
     ValueError naming each setting with both values); a given ``pending_timeout`` is operational
     and replaces the stored one (for every worker: asks read it from the database).
     """
-    X = check_matrix(candidates, "candidates")
-    if columns is not None:
+    table = candidates if isinstance(candidates, CandidateTable) else None
+    if table is not None:  # the model's matrix and its column names; the rest is stored below
+        candidates, columns = table.X, table.names if columns is None else columns
+    if (candidates is None) == (space is None):
+        raise ValueError(
+            "create_study needs candidates= (a table of rows) or space= (a search space), "
+            f"{'not both' if space is not None else 'got neither'}"
+        )
+    if space is not None:
+        space = as_space(space)
+        if columns is not None:
+            raise ValueError(
+                "columns name the features of candidate rows; a space names its own parameters"
+            )
+        X, sha = None, space.sha256
+    else:
+        X = check_matrix(candidates, "candidates")
+        sha = candidates_sha256(X)
+    if X is not None and columns is not None:
         columns = list(columns)
         if len(columns) != X.shape[1] or len(set(columns)) != len(columns):
             raise ValueError(f"columns must be {X.shape[1]} distinct names, got {columns!r}")
@@ -97,7 +128,8 @@ def create_study(
     # the settings of a study being loaded are checked against its own algorithm, below
     deferred = load_if_exists and algorithm is None and settings is not None
     sampler = None if deferred else make_sampler(algorithm or DEFAULT_ALGORITHM, settings)
-    sha = candidates_sha256(X)
+    if space is not None and sampler is not None:
+        _check_space_sampler(sampler)
     store = Storage(storage)
     store.initialise(_version())
     given = {"algorithm": algorithm, "direction": direction, "seed": seed, "columns": columns}
@@ -108,7 +140,7 @@ def create_study(
             row, updated = found[0], {}
             if not load_if_exists:
                 return row, False, updated
-            _check_same_study(store.url, row, sha, given, settings)
+            _check_same_study(store.url, row, sha, given, settings, space is not None)
             if timeout is not _UNSET and timeout != row[9]:
                 ex(
                     "UPDATE frontierbo_studies SET pending_timeout = :t WHERE study_id = :s",
@@ -118,17 +150,26 @@ def create_study(
                 row = (*row[:9], timeout, *row[10:])
             return row, False, updated
         chosen = sampler or make_sampler(DEFAULT_ALGORITHM, settings)
+        if space is not None:
+            _check_space_sampler(chosen)
         study_id = ex("SELECT COALESCE(MAX(study_id), 0) + 1 FROM frontierbo_studies")[0][0]
-        names = columns if columns is not None else [f"x{j}" for j in range(X.shape[1])]
+        if space is not None:  # no rows: the space, stored as canonical JSON
+            names, n, blob, space_text = space.names, 0, "", space.dumps()
+        else:
+            names = columns if columns is not None else [f"x{j}" for j in range(X.shape[1])]
+            n, blob, space_text = X.shape[0], array_to_text(X), None
         row = (study_id, name, chosen.name, json.dumps(chosen.settings()),
-               int(0 if seed is None else seed), json.dumps(names), X.shape[0], array_to_text(X),
+               int(0 if seed is None else seed), json.dumps(names), n, blob,
                sha, DEFAULT_PENDING_TIMEOUT if timeout is _UNSET else timeout, time.time(),
-               direction or DIRECTIONS[0], _version())  # fmt: skip
+               direction or DIRECTIONS[0], _version(), space_text)  # fmt: skip
         ex(
-            f"INSERT INTO frontierbo_studies ({_STUDY_COLUMNS}) VALUES (:a0, :a1, :a2, "
-            ":a3, :a4, :a5, :a6, :a7, :a8, :a9, :a10, :a11, :a12)",
+            f"INSERT INTO frontierbo_studies ({_STUDY_COLUMNS}) VALUES ("
+            + ", ".join(f":a{i}" for i in range(len(row)))
+            + ")",
             {f"a{i}": v for i, v in enumerate(row)},
         )
+        if table is not None:
+            save_table(ex, study_id, table)
         return row, True, {}
 
     # another process may take the name or the next study_id between our read and our insert
@@ -140,8 +181,23 @@ def create_study(
         )
     study = Study(store, row)
     study.updated = updated
-    _warn_duplicates(study._kept, study._distinct_of)  # the groups the Study found, not again
+    if study.space is None:
+        _warn_duplicates(study._kept, study._distinct_of)  # the groups the Study found, once
     return study
+
+
+def _check_space_sampler(sampler) -> None:
+    """A space study needs a sampler that asks for points, on the space's own encoding."""
+    if not serves_spaces(sampler):
+        raise ValueError(
+            f"algorithm {sampler.name!r} chooses among candidate rows; a study over a space "
+            f"takes one of {list(SPACE_ALGORITHMS)}"
+        )
+    if getattr(sampler, "scaling", "unit-cube") != "unit-cube":
+        raise ValueError(
+            f"settings of algorithm {sampler.name!r}: scaling applies to candidate rows; a "
+            f"space is encoded to the unit cube (got scaling={sampler.scaling!r})"
+        )
 
 
 #: ``pending_timeout`` not given: the default for a new study, the stored one for a loaded study
@@ -159,10 +215,23 @@ def _pending_timeout(value) -> float | None:
     return float(value)
 
 
-def _check_same_study(url: str, row: tuple, sha: str, given: dict, settings) -> None:
-    """Refuse to load a study whose rows, or whose defining settings, differ from those given
-    (None: not given). One error listing each differing setting with both values."""
+def _check_same_study(
+    url: str, row: tuple, sha: str, given: dict, settings, is_space: bool = False
+) -> None:
+    """Refuse to load a study whose rows (or space), or whose defining settings, differ from
+    those given (None: not given). One error listing each differing setting with both values."""
     (_, name, algorithm, stored_settings, seed, columns, *_rest) = row
+    stored_space = row[13] is not None
+    if stored_space != is_space:
+        kinds = ("a study of candidate rows", "a study over a search space")
+        raise ValueError(
+            f"study {name!r} is {kinds[stored_space]}, given {'a space' if is_space else 'rows'}"
+        )
+    if is_space and row[8] != sha:
+        raise ValueError(
+            f"space differs from the one study {name!r} was created with (sha256 "
+            f"{row[8][:12]}..., now {sha[:12]}...): a study's space cannot change"
+        )
     if row[8] != sha:
         raise ValueError(
             f"candidates differ from the rows study {name!r} was created with (sha256 "

@@ -27,25 +27,51 @@ registers its algorithms (``pyproject.toml``; :func:`available_samplers`).
   observed values, and GP-BUCB (Desautels et al. 2014, ``core.gp_ucb.gp_bucb_scores``) for
   pending rows.
 * :class:`GPEISampler`: expected improvement (in log space) on the same model.
+
+**Studies over a search space** (:mod:`frontierbo.study.space`) ask for a point instead of a
+row: a sampler that serves them has ``suggest_point(context) -> point`` (the point in the
+space's unit-cube encoding), its ``context.history`` a :class:`SpaceHistory`. The built-in
+three do (:func:`serves_spaces`); the systems' samplers choose among rows and do not:
+
+* :class:`RandomSampler`: a uniformly random point (random search);
+* the GP samplers (:meth:`GPSampler.suggest_point`): a scrambled Sobol initial design, then the
+  same model fitted on the told points' encodings, scoring a candidate set fresh for every ask
+  (:func:`~frontierbo.study.space.candidate_pool`: Sobol points plus neighbours of the best
+  points) with the finite-domain GP, and a gradient polish (L-BFGS-B, ``core.optimize``) of
+  the acquisition over the continuous coordinates of the best few candidates, on
+  ``core.exact.ExactGP``'s analytic input gradients. Pending points are GP-BUCB's
+  hallucinations, as pending rows are.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
-from scipy.special import erfcx
+from scipy.special import erfcx, log_ndtr
 from scipy.stats import norm
 
+from frontierbo._threads import one_blas_thread
 from frontierbo._validation import check_int, check_real
 from frontierbo.core.acquisition import make_beta_schedule, select_max, width_from_beta
+from frontierbo.core.exact import ExactGP
 from frontierbo.core.fit import LogNormalPriors, fit_hyperparameters
 from frontierbo.core.gp import FiniteDomainGP
 from frontierbo.core.gp_ucb import gp_bucb_scores
 from frontierbo.core.kernels import make_kernel
+from frontierbo.core.optimize import maximize_from_starts, ucb_and_gradient
+from frontierbo.study.space import N_CENTERS, Space, candidate_pool, row_keys
 
 KERNELS = ("matern52", "matern32", "se")
 SCALINGS = ("unit-cube", "common", "none")
+#: Candidates of a space study's ask whose continuous coordinates are polished, and the
+#: L-BFGS-B iterations of each.
+N_STARTS, POLISH_ITERATIONS = 4, 200
+#: Posterior variance below which the polish treats the standard deviation as constant.
+VARIANCE_FLOOR = 1e-12
+_SQRT2, _SQRT_HALF_PI = math.sqrt(2.0), math.sqrt(math.pi / 2.0)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 @dataclass(frozen=True)
@@ -64,10 +90,37 @@ class History:
     number: int
     #: the told trials' requests (dicts, aligned with ``rows``; empty dicts when none)
     requests: tuple = ()
+    #: the search space whose encoded points ``candidates`` are (a space study's ask), or None
+    space: Space | None = None
 
     @property
     def asked(self) -> np.ndarray:
         return np.concatenate([self.rows, self.pending]).astype(int)
+
+    @property
+    def design_dimension(self) -> int:
+        """The dimension the initial design's size follows: the space's parameters, else the
+        candidates' columns."""
+        return self.candidates.shape[1] if self.space is None else self.space.n_params
+
+
+@dataclass(frozen=True)
+class SpaceHistory:
+    """What a sampler may know when asked for trial ``number`` of a study over ``space``.
+
+    ``points`` (t, dims) / ``values``: the told trials' encoded points (the space's unit cube)
+    in the order they were told, values in the maximisation sense; ``pending`` (p, dims): the
+    points asked by other workers and not told yet."""
+
+    space: Space
+    points: np.ndarray
+    values: np.ndarray
+    pending: np.ndarray
+    number: int
+
+    @property
+    def asked(self) -> np.ndarray:
+        return np.vstack([self.points, self.pending])
 
 
 @dataclass
@@ -95,6 +148,39 @@ def suggest_trial(sampler, history: History, seed: int, fits) -> tuple[int, dict
     if not getattr(sampler, "repeats", False) and row in set(history.asked.tolist()):
         raise RuntimeError(f"sampler {sampler.name!r} suggested row {row} again")
     return row, dict(request)
+
+
+def serves_spaces(sampler) -> bool:
+    """Whether ``sampler`` can drive a study over a search space: the built-in samplers, or
+    one whose class says ``spaces = True`` and has ``suggest_point``."""
+    builtin = type(sampler) in (GPEISampler, GPUCBSampler, RandomSampler)
+    return hasattr(sampler, "suggest_point") and (builtin or getattr(sampler, "spaces", False))
+
+
+def suggest_point(sampler, history: SpaceHistory, seed: int, fits) -> tuple[np.ndarray, dict]:
+    """``sampler``'s ``(point, request)`` for trial ``history.number`` of a space study, with the
+    study's seeding (the trial's Generator is ``default_rng([seed, number])``): ``point`` is a
+    valid point of the space's encoding (:meth:`Space.snap` leaves it unchanged) that nobody
+    has asked."""
+    rng = np.random.default_rng([seed, history.number])
+    out = sampler.suggest_point(SuggestContext(history, rng, seed, fits))
+    z, request = out if isinstance(out, tuple) else (out, {})
+    space = history.space
+    z = np.asarray(z, dtype=float).reshape(-1)
+    if z.shape != (space.dims,) or not np.all(np.isfinite(z)):
+        raise RuntimeError(f"sampler {sampler.name!r} suggested {z!r}, not a point of the space")
+    if not np.array_equal(space.snap(z)[0], z):
+        raise RuntimeError(f"sampler {sampler.name!r} suggested {z!r}, not a valid point")
+    if row_keys(z[None])[0] in set(row_keys(history.asked)):
+        raise RuntimeError(f"sampler {sampler.name!r} suggested an asked point again")
+    return z, dict(request)
+
+
+def _space_complete(space: Space) -> ValueError:
+    return ValueError(
+        f"every one of the {space.cardinality} points of the space has been asked: the study is "
+        "complete"
+    )
 
 
 def suggest_row(sampler, history: History, seed: int, fits) -> int:
@@ -125,6 +211,25 @@ class RandomSampler:
 
     def suggest(self, context: SuggestContext) -> int:
         return int(context.rng.choice(free_rows(context.history)))
+
+    def suggest_point(self, context: SuggestContext) -> np.ndarray:
+        """A uniformly random point of the space (each parameter independent; a discrete point
+        already asked is drawn again)."""
+        return _random_point(context.history, context.rng)
+
+
+def _random_point(h: SpaceHistory, rng: np.random.Generator) -> np.ndarray:
+    space, taken = h.space, set(row_keys(h.asked))
+    size = space.cardinality
+    if size is not None and len(taken) >= size:
+        raise _space_complete(space)
+    for _ in range(1000):
+        z = space.from_unit(rng.random((1, space.n_params)))[0]
+        if row_keys(z[None])[0] not in taken:
+            return z
+    free = [z for z, key in zip(space.grid(), row_keys(space.grid()), strict=True)
+            if key not in taken]  # fmt: skip
+    return free[int(rng.integers(len(free)))]
 
 
 @dataclass(frozen=True)
@@ -189,12 +294,80 @@ class GPSampler:
         return self.select(self.posterior(h, context), h, excluded)
 
     def select(self, gp: FiniteDomainGP, h: History, excluded: np.ndarray) -> int:
+        return select_max(self.scores(gp, h), exclude=excluded)
+
+    def scores(self, gp: FiniteDomainGP, h: History) -> np.ndarray:
+        """The acquisition at every candidate (n,), pending rows hallucinated (GP-BUCB)."""
         raise NotImplementedError
+
+    def acquisition(self, gp: FiniteDomainGP, h: History):
+        """``f(mean, var, dmean, dvar) -> (value, gradient)``: :meth:`scores`' acquisition at
+        one point from the posterior there (pending points included in ``var``) and their
+        gradients, for the polish of a space study's ask."""
+        raise NotImplementedError
+
+    # -- studies over a search space ---------------------------------------------------------
+    def suggest_point(self, context: SuggestContext) -> np.ndarray:
+        """The next point of a space study (module doc): the initial design, then the best of
+        a fresh candidate set under :meth:`scores`, polished on the continuous coordinates."""
+        h: SpaceHistory = context.history
+        space = h.space
+        t, p = h.values.size, h.pending.shape[0]
+        if t + p < self.initial_trials(space.n_params) or t < 2:
+            return _design_point(h, context.seed)
+        centers = h.points[np.argsort(-h.values, kind="stable")[:N_CENTERS]]
+        pool = candidate_pool(space, context.rng, centers, h.asked)
+        if pool.shape[0] == 0:
+            raise _space_complete(space)
+        X = np.vstack([h.points, h.pending, pool])
+        rows = History(X, np.arange(t), h.values, np.arange(t, t + p), h.number, space=space)
+        gp = self.posterior_on(X, rows, context)
+        scores = self.scores(gp, rows)[t + p :]
+        order = t + p + np.argsort(-scores, kind="stable")[:N_STARTS]
+        if not space.continuous.any():
+            return X[order[0]]
+        return self.polish(gp, rows, X[order])
+
+    def polish(self, gp: FiniteDomainGP, h: History, starts: np.ndarray) -> np.ndarray:
+        """The best of ``starts`` (best first) and L-BFGS-B's ends from each, over the
+        continuous coordinates only (the others stay at the start's values), under the
+        acquisition of :meth:`scores` evaluated by ``ExactGP`` on the told and pending points
+        (pending ones at the posterior mean: the same mean, GP-BUCB's variance)."""
+        observed = h.candidates[np.concatenate([h.rows, h.pending])]
+        y = np.concatenate([gp.observed_values, gp.mean[h.pending]])
+        exact = ExactGP(observed, y, gp.kernel, gp.noise_variance, gp.prior_mean)
+        acquisition = self.acquisition(gp, h)
+        free = np.flatnonzero(h.space.continuous)
+
+        def at(base):
+            def value_and_gradient(x):
+                z = base.copy()
+                z[free] = x
+                value, grad = acquisition(*exact.mean_variance_gradient(z))
+                return value, grad[free]
+
+            return value_and_gradient
+
+        best, best_value = starts[0], at(starts[0])(starts[0][free])[0]
+        with one_blas_thread():  # t x t solves: a second BLAS thread only synchronises
+            for start in starts:
+                f = at(start)
+                x, value = maximize_from_starts(
+                    f, start[free][None], f(start[free])[0], [(0.0, 1.0)] * free.size,
+                    maxiter=POLISH_ITERATIONS,
+                )  # fmt: skip
+                if value > best_value:
+                    best, best_value = start.copy(), value
+                    best[free] = x
+        return best
 
     def posterior(self, h: History, context: SuggestContext) -> FiniteDomainGP:
         """The GP on the unit-cube candidates given the standardised observations (the told
         ones: :meth:`select` hallucinates the pending rows)."""
-        X = self.inputs(h.candidates)
+        return self.posterior_on(self.inputs(h.candidates), h, context)
+
+    def posterior_on(self, X: np.ndarray, h: History, context: SuggestContext) -> FiniteDomainGP:
+        """The GP on inputs ``X`` (the candidates as the GP sees them), as :meth:`posterior`."""
         mu, sd = h.values.mean(), h.values.std()
         y = (h.values - mu) / (sd if sd > 0 else 1.0)
         hyper = self.hyperparameters(X, h, context)
@@ -218,7 +391,7 @@ class GPSampler:
 
     def hyperparameters(self, X, h: History, context: SuggestContext) -> dict:
         """The MAP fit on the observations at the last scheduled count (cached in the study)."""
-        t_min = self.initial_trials(X.shape[1])
+        t_min = self.initial_trials(h.design_dimension)
         t = h.rows.size
         t_fit = t - (t - t_min) % self.refit_every if t >= t_min else t
         cached = context.fits.get(t_fit)
@@ -277,10 +450,20 @@ class GPUCBSampler(GPSampler):
             check_real(self.beta, "beta", low=0.0, low_open=False)
         check_real(self.delta, "delta", low=0.0, high=1.0)
 
-    def select(self, gp: FiniteDomainGP, h: History, excluded: np.ndarray) -> int:
-        beta = make_beta_schedule(self.beta, gp.n, self.delta)(self.round(h))
-        scores = gp_bucb_scores(gp, width_from_beta(beta), h.pending)
-        return select_max(scores, exclude=excluded)
+    def width(self, gp: FiniteDomainGP, h: History) -> float:
+        """``sqrt(beta_t)`` for this trial."""
+        return width_from_beta(make_beta_schedule(self.beta, gp.n, self.delta)(self.round(h)))
+
+    def scores(self, gp: FiniteDomainGP, h: History) -> np.ndarray:
+        return gp_bucb_scores(gp, self.width(gp, h), h.pending)
+
+    def acquisition(self, gp: FiniteDomainGP, h: History):
+        width = self.width(gp, h)
+
+        def ucb(mean, var, dmean, dvar):
+            return ucb_and_gradient(mean, var, dmean, dvar, width, VARIANCE_FLOOR)
+
+        return ucb
 
     def round(self, h: History) -> int:
         """The t of beta_t: this trial's position among all trials, 1-based."""
@@ -301,11 +484,18 @@ class GPEISampler(GPSampler):
         super().__post_init__()
         check_real(self.xi, "xi", low=0.0, low_open=False)
 
-    def select(self, gp: FiniteDomainGP, h: History, excluded: np.ndarray) -> int:
+    def scores(self, gp: FiniteDomainGP, h: History) -> np.ndarray:
         best = float(np.max(gp.observed_values))  # told values
         mean, var = gp.hallucinated(None, h.pending)  # GP-BUCB's variance
-        scores = log_expected_improvement(mean - best - self.xi, np.sqrt(var))
-        return select_max(scores, exclude=excluded)
+        return log_expected_improvement(mean - best - self.xi, np.sqrt(var))
+
+    def acquisition(self, gp: FiniteDomainGP, h: History):
+        threshold = float(np.max(gp.observed_values)) + self.xi
+
+        def log_ei(mean, var, dmean, dvar):
+            return log_expected_improvement_and_gradient(mean - threshold, var, dmean, dvar)
+
+        return log_ei
 
 
 def _previous_optimum(hyper: dict | None, y_mean: float, y_std: float) -> np.ndarray | None:
@@ -339,6 +529,44 @@ def log_expected_improvement(gain: np.ndarray, std: np.ndarray) -> np.ndarray:
     flat = ~pos & (gain > 0)
     out[flat] = np.log(gain[flat])
     return out
+
+
+def log_expected_improvement_and_gradient(
+    gain: float, var: float, dgain: np.ndarray, dvar: np.ndarray, floor: float = VARIANCE_FLOOR
+) -> tuple[float, np.ndarray]:
+    """:func:`log_expected_improvement` at one point and its gradient from those of ``gain``
+    and ``var`` (``var`` floored at ``floor``). With ``s = sqrt(var)``, ``z = gain / s``:
+    ``d/dgain = Phi(z) / (s h(z))`` and ``d/ds = phi(z) / (s h(z))``, the ratios formed in log
+    space so that they stay finite far below the incumbent."""
+    if var <= floor:
+        var, dvar = floor, np.zeros_like(dvar)
+    s = math.sqrt(var)
+    z = gain / s
+    log_phi = -0.5 * z * z - _LOG_SQRT_2PI
+    if z > -5.0:  # h(z) = phi(z) + z Phi(z), as log_expected_improvement (scalar math: faster)
+        log_h = math.log(max(math.exp(log_phi) + z * 0.5 * math.erfc(-z / _SQRT2), 1e-300))
+    else:
+        u = -z  # h(z) = phi(u) (1 - u R(u)), R the Mills ratio (log_expected_improvement)
+        log_h = log_phi + math.log1p(-u * _SQRT_HALF_PI * float(erfcx(u / _SQRT2)))
+    d_gain = math.exp(float(log_ndtr(z)) - log_h) / s
+    d_std = math.exp(log_phi - log_h) / s
+    return math.log(s) + log_h, d_gain * dgain + d_std * dvar / (2.0 * s)
+
+
+def _design_point(h: SpaceHistory, seed: int) -> np.ndarray:
+    """Trial ``number``'s point of the initial design: point ``number`` of one scrambled Sobol
+    sequence over the space (scrambled by ``default_rng([seed, 0])``, so every worker and every
+    resume shares it); in a discrete space, the next point of the sequence nobody has asked."""
+    space, taken = h.space, set(row_keys(h.asked))
+    size = space.cardinality
+    if size is not None and len(taken) >= size:
+        raise _space_complete(space)
+    n = 1 << max(6, int(np.ceil(np.log2(h.number + 64))))
+    sequence = space.sobol(n, np.random.default_rng([seed, 0]))
+    for z, key in zip(sequence[h.number :], row_keys(sequence[h.number :]), strict=True):
+        if key not in taken:
+            return z
+    return _random_point(h, np.random.default_rng([seed, h.number]))
 
 
 def common_scale(candidates: np.ndarray) -> float:

@@ -10,15 +10,22 @@ Tables (portable types; ``candidates`` is a base64 ``.npy``, so no BLOB dialects
 * ``frontierbo_meta``: ``schema_version`` and the ``frontierbo`` version that created the file;
 * ``frontierbo_studies``: one row per study: name (unique), algorithm and its settings (JSON),
   seed, the candidate set and its sha256, the column names, the pending timeout, created_at,
-  the direction (maximize / minimize) and the frontierbo version that created it;
+  the direction (maximize / minimize), the frontierbo version that created it and, for a
+  study over a search space, the space (JSON; then there are no candidate rows, ``candidates``
+  is empty and its sha256 is the space's);
 * ``frontierbo_trials``: one row per trial: number, row index, state ``pending`` /
   ``complete``, value, asked / told times, the number of times it was offered and the sampler's
-  request (JSON or NULL). A row is asked at most once unless the sampler ``repeats`` rows
-  (bandit algorithms); the ask transaction enforces it (schema 1 had a UNIQUE constraint, which
-  forbade the bandit samplers: a schema-1 file is migrated in place when opened);
+  request (JSON or NULL), and in a space study the typed ``params`` (JSON) and the encoded
+  ``point`` (a JSON list; the row index is -1). A row is asked at most once unless the sampler
+  ``repeats`` rows (bandit algorithms); the ask transaction enforces it (schema 1 had a UNIQUE
+  constraint, which forbade the bandit samplers);
 * ``frontierbo_fits``: hyperparameters fitted after ``t`` observations (a cache: a fit is a
   deterministic function of the data and the seed, so a resumed or parallel study finds the
   same values).
+
+Older files are migrated in place, in one transaction, when opened: schema 1 -> 2 rebuilds the
+trials table without the UNIQUE constraint and with ``request``; 2 -> 3 adds the space
+columns (``space``, ``params``, ``point``, NULL for the studies of candidate rows).
 
 SQLite runs in WAL mode with a busy timeout of :data:`BUSY_TIMEOUT` seconds (plain paths and
 SQLAlchemy ``sqlite+...://`` URLs alike), and every write takes the database's write lock first
@@ -44,7 +51,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Seconds a writer waits for another's transaction before giving up.
 BUSY_TIMEOUT = 60.0
 #: Write transactions :meth:`Storage.write_retrying` runs before a key conflict is an error;
@@ -68,7 +75,8 @@ _SCHEMA = (
         pending_timeout DOUBLE PRECISION,
         created_at DOUBLE PRECISION NOT NULL,
         direction VARCHAR(16) NOT NULL,
-        frontierbo_version VARCHAR(32) NOT NULL)""",
+        frontierbo_version VARCHAR(32) NOT NULL,
+        space TEXT)""",
     """CREATE TABLE IF NOT EXISTS frontierbo_trials (
         study_id INTEGER NOT NULL REFERENCES frontierbo_studies (study_id),
         number INTEGER NOT NULL,
@@ -79,6 +87,8 @@ _SCHEMA = (
         told_at DOUBLE PRECISION,
         offers INTEGER NOT NULL,
         request TEXT,
+        params TEXT,
+        point TEXT,
         PRIMARY KEY (study_id, number))""",
     """CREATE TABLE IF NOT EXISTS frontierbo_fits (
         study_id INTEGER NOT NULL REFERENCES frontierbo_studies (study_id),
@@ -89,14 +99,32 @@ _SCHEMA = (
 TABLES = ("frontierbo_meta", "frontierbo_studies", "frontierbo_trials", "frontierbo_fits")
 _TRIAL_COLUMNS = "study_id, number, row_index, state, value, asked_at, told_at, offers"
 #: Schema 1 -> 2: the trials table without UNIQUE (study_id, row_index) and with ``request``
-#: (portable SQL: copy into a new table, drop the old one, rename; one transaction).
+#: (portable SQL: copy into a new table, drop the old one, rename; one transaction). The
+#: table is schema 2's (3 adds columns to it).
 _MIGRATE_1_TO_2 = (
-    _SCHEMA[2].replace("IF NOT EXISTS frontierbo_trials", "frontierbo_trials_v2"),
+    """CREATE TABLE frontierbo_trials_v2 (
+        study_id INTEGER NOT NULL REFERENCES frontierbo_studies (study_id),
+        number INTEGER NOT NULL,
+        row_index INTEGER NOT NULL,
+        state VARCHAR(16) NOT NULL,
+        value DOUBLE PRECISION,
+        asked_at DOUBLE PRECISION NOT NULL,
+        told_at DOUBLE PRECISION,
+        offers INTEGER NOT NULL,
+        request TEXT,
+        PRIMARY KEY (study_id, number))""",
     f"INSERT INTO frontierbo_trials_v2 ({_TRIAL_COLUMNS}, request) "
     f"SELECT {_TRIAL_COLUMNS}, NULL FROM frontierbo_trials",
     "DROP TABLE frontierbo_trials",
     "ALTER TABLE frontierbo_trials_v2 RENAME TO frontierbo_trials",
     "UPDATE frontierbo_meta SET value = '2' WHERE key = 'schema_version'",
+)
+#: Schema 2 -> 3: the columns of studies over a search space (NULL in the existing rows).
+_MIGRATE_2_TO_3 = (
+    "ALTER TABLE frontierbo_studies ADD COLUMN space TEXT",
+    "ALTER TABLE frontierbo_trials ADD COLUMN params TEXT",
+    "ALTER TABLE frontierbo_trials ADD COLUMN point TEXT",
+    "UPDATE frontierbo_meta SET value = '3' WHERE key = 'schema_version'",
 )
 
 
@@ -299,8 +327,9 @@ class Storage:
 
     @staticmethod
     def _migrate(ex, found: int) -> None:
-        if found == 1:
-            for statement in _MIGRATE_1_TO_2:
+        steps = {1: _MIGRATE_1_TO_2, 2: _MIGRATE_2_TO_3}
+        for version in range(found, SCHEMA_VERSION):
+            for statement in steps[version]:
                 ex(statement)
 
 

@@ -21,6 +21,10 @@ again, as the same trial, to the next worker that asks. Values are maximised unl
 
 Candidate rows with the same features are one candidate: the first of them keeps its row number
 and is the only one asked (``create_study`` warns how many rows repeat an earlier one).
+
+A study over a search space (``create_study(space=...)``, :mod:`frontierbo.study.space`) has no
+rows: each trial stores its typed ``params`` (JSON) and its point in the space's unit-cube
+encoding, which is what the sampler models; the space itself is stored with the study.
 """
 
 from __future__ import annotations
@@ -34,7 +38,14 @@ from numbers import Integral, Real
 import numpy as np
 
 from frontierbo.io import array_from_text
-from frontierbo.study.samplers import History, make_sampler, suggest_trial
+from frontierbo.study.samplers import (
+    History,
+    SpaceHistory,
+    make_sampler,
+    suggest_point,
+    suggest_trial,
+)
+from frontierbo.study.space import Space
 from frontierbo.study.storage import Storage
 
 STATES = ("pending", "complete")
@@ -43,14 +54,16 @@ STATES = ("pending", "complete")
 @dataclass(frozen=True)
 class Trial:
     """One evaluation: ``number`` (0, 1, ... in ask order), the candidate ``row`` and its
-    features ``x`` (also by column name in ``params``), ``state`` and ``value`` once told,
+    features ``x`` (also by column name in ``params``) — in a study over a search space
+    ``row`` is None, ``params`` the typed values by parameter name and ``x`` the point in the
+    space's unit-cube encoding —, ``state`` and ``value`` once told,
     ``asked_at`` / ``told_at`` (Unix seconds), how many times it was ``offers``-ed, and the
     sampler's ``request`` (how to evaluate it, e.g. ``{"accuracy": 0.1}`` for Q-GP-UCB; ``{}``
     for most samplers). In a study whose sampler privatises tells, ``value`` is the privatised
     value (the raw one is never stored)."""
 
     number: int
-    row: int
+    row: int | None
     x: np.ndarray
     params: dict
     state: str
@@ -61,9 +74,10 @@ class Trial:
     request: dict
 
     def to_dict(self) -> dict:
+        row = {} if self.row is None else {"row": self.row}
         return {
             "trial": self.number,
-            "row": self.row,
+            **row,
             "params": self.params,
             "request": self.request,
             "state": self.state,
@@ -103,15 +117,21 @@ class Study:
     def __init__(self, storage: Storage, row: tuple):
         (self.study_id, self.name, self.algorithm, settings, self.seed, columns, _n, blob,
          self.candidates_sha256, self.pending_timeout, self.created_at, self.direction,
-         self.version) = row  # fmt: skip
+         self.version, space) = row  # fmt: skip
         self.storage = storage
         self.settings = json.loads(settings)
         self.columns = json.loads(columns)
-        self.candidates = array_from_text(blob)
-        self.candidates.flags.writeable = False
         self.sampler = make_sampler(self.algorithm, self.settings)
         #: settings that :func:`create_study` (``load_if_exists``) changed: name -> (old, new)
         self.updated: dict = {}
+        #: the search space (None for a study of candidate rows)
+        self.space = None if space is None else Space.loads(space)
+        if self.space is not None:  # no rows: trials hold their params and encoded points
+            self.candidates = None
+            self._kept = self._distinct_of = self._distinct = None
+            return
+        self.candidates = array_from_text(blob)
+        self.candidates.flags.writeable = False
         # the sampler sees the distinct rows only; the first of equal rows stands for them all
         self._kept, self._distinct_of = distinct_rows(self.candidates)
         if self._kept.size == self.candidates.shape[0]:
@@ -121,9 +141,13 @@ class Study:
             self._distinct.flags.writeable = False
 
     def __repr__(self) -> str:
+        what = (
+            f"space={self.space.names}" if self.space is not None
+            else f"candidates={self.candidates.shape[0]}"
+        )  # fmt: skip
         return (
-            f"Study(name={self.name!r}, algorithm={self.algorithm!r}, "
-            f"candidates={self.candidates.shape[0]}, storage={self.storage.url!r})"
+            f"Study(name={self.name!r}, algorithm={self.algorithm!r}, {what}, "
+            f"storage={self.storage.url!r})"
         )
 
     # -- ask / tell --------------------------------------------------------------------------
@@ -148,15 +172,22 @@ class Study:
                 return self._trial(next(r for r in trials if r[0] == expired))
             self._check_sequential(trials)
             number = len(trials)
-            row, request = self._suggest(ex, trials, number)
+            if self.space is None:
+                row, request = self._suggest(ex, trials, number)
+                params = point = None
+            else:  # no row (stored as -1): the typed params and the encoded point
+                z, request = self._suggest_point(ex, trials, number)
+                row, params = -1, json.dumps(self.space.decode(z))
+                point = json.dumps(z.tolist())
             text = json.dumps(request) if request else None
             ex(
                 "INSERT INTO frontierbo_trials (study_id, number, row_index, state, value, "
-                "asked_at, told_at, offers, request) "
-                "VALUES (:s, :n, :r, 'pending', NULL, :now, NULL, 1, :q)",
-                {"s": self.study_id, "n": number, "r": row, "now": now, "q": text},
-            )
-        return self._trial((number, row, "pending", None, now, None, 1, text))
+                "asked_at, told_at, offers, request, params, point) "
+                "VALUES (:s, :n, :r, 'pending', NULL, :now, NULL, 1, :q, :p, :z)",
+                {"s": self.study_id, "n": number, "r": row, "now": now, "q": text, "p": params,
+                 "z": point},
+            )  # fmt: skip
+        return self._trial((number, row, "pending", None, now, None, 1, text, params, point))
 
     def tell(self, trial: Trial | int, value) -> Trial:
         """Record ``value`` for a pending ``trial`` (a :class:`Trial` or its number)."""
@@ -185,7 +216,8 @@ class Study:
         return self._trial(told)
 
     def optimize(self, objective, n_trials: int, *, callbacks=()) -> Study:
-        """Ask, evaluate ``objective(trial)`` (a number) and tell, ``n_trials`` times.
+        """Ask, evaluate ``objective(trial)`` (a number; ``trial.params`` holds the point) and
+        tell, ``n_trials`` times.
 
         An exception in ``objective`` propagates and leaves its trial pending (it is offered
         again after ``pending_timeout``, or told later by hand)."""
@@ -232,15 +264,19 @@ class Study:
     # -- internals ---------------------------------------------------------------------------
     def _trial_rows(self, ex) -> list[tuple]:
         return ex(
-            "SELECT number, row_index, state, value, asked_at, told_at, offers, request "
-            "FROM frontierbo_trials WHERE study_id = :s ORDER BY number",
+            "SELECT number, row_index, state, value, asked_at, told_at, offers, request, "
+            "params, point FROM frontierbo_trials WHERE study_id = :s ORDER BY number",
             {"s": self.study_id},
         )
 
     def _trial(self, r: tuple) -> Trial:
-        number, row, state, value, asked_at, told_at, offers, request = r
-        x = self.candidates[row]
-        params = {name: float(v) for name, v in zip(self.columns, x, strict=True)}
+        number, row, state, value, asked_at, told_at, offers, request, params, point = r
+        if self.space is None:
+            x = self.candidates[row]
+            params = {name: float(v) for name, v in zip(self.columns, x, strict=True)}
+        else:
+            x, params, row = np.array(json.loads(point), dtype=float), json.loads(params), None
+            x.flags.writeable = False
         request = json.loads(request) if request else {}
         return Trial(number, row, x, params, state, value, asked_at, told_at, offers, request)
 
@@ -290,6 +326,25 @@ class Study:
                 f"({self.candidates.shape[0]} rows, some equal): the study is complete"
             ) from exc
         return int(self._kept[row]), request
+
+    def _suggest_point(self, ex, trials: list[tuple], number: int) -> tuple[np.ndarray, dict]:
+        """The sampler's point (the space's encoding) and request, from the told points in the
+        order they were told and the pending ones."""
+        done = sorted((r for r in trials if r[2] == "complete"), key=lambda r: (r[5], r[0]))
+        sign = 1.0 if self.direction == "maximize" else -1.0
+        dims = self.space.dims
+
+        def points(rows):
+            return np.array([json.loads(r[9]) for r in rows], dtype=float).reshape(-1, dims)
+
+        history = SpaceHistory(
+            space=self.space,
+            points=points(done),
+            values=sign * np.array([r[3] for r in done], dtype=float),
+            pending=points([r for r in trials if r[2] == "pending"]),
+            number=number,
+        )
+        return suggest_point(self.sampler, history, self.seed, _FitCache(ex, self.study_id))
 
 
 def distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
