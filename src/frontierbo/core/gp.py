@@ -12,18 +12,46 @@ Adding observation t+1 at row i needs only column ``i`` of ``V``: ``l = V[:, i] 
 is the new row of ``L``, ``L_{t+1,t+1} = sqrt(k_ii + s - ||l||^2)``, and the new row of ``V`` is
 ``(k(x_i, X) - l^T V) / L_{t+1,t+1}``. One update costs O(n t + n d) and never refactorises.
 Per-observation noise variances make this the weighted GP that Q-GP-UCB needs as well.
+
+``dtype="float32"`` stores ``V`` (the only O(n t) state) in single precision: half the memory and
+half the traffic of the gemv that dominates an update at large n. The kernel row that feeds a new
+row of ``V`` is rounded to float32 (its squared distances are formed in float64 first: the
+expansion ``|a|^2 + |b|^2 - 2 a.b`` cancels) and the O(n t) product runs in float32 BLAS. The
+t x t factor ``L`` is kept in float64 besides (8 t^2 bytes, small while t << n): the new row
+``l`` is solved from it, not read off the rounded ``V``, so ``L``, ``w`` and the log determinant
+are float64-accurate, and :meth:`FiniteDomainGP.posterior_at` gives float64-accurate values at a
+few rows; the accumulated ``mean`` and variance (n,) stay float64, so rounding does not build up
+in them across updates, but they carry the float32 block's error, about
+``eps32 * cond(K_tt + diag(s))`` relative. In float32 ``V`` grows in blocks (each as large as all
+before it) instead of being copied into a twice larger array, so its peak memory is the rows in
+use, not the old and the new array side by side. float64 (the default) keeps one contiguous
+block and is bit-for-bit the computation of earlier releases: reproductions use it.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import blas, cho_factor, cho_solve
+from scipy.linalg import blas, cho_factor, cho_solve, solve_triangular
 
 from frontierbo._validation import check_int, check_matrix, check_real
 from frontierbo.core.kernels import PrecomputedKernel, StationaryKernel
 
 #: Relative floor for a new Cholesky pivot; below it the pivot is lifted by jitter.
 _PIVOT_FLOOR = 1e-12
+
+#: Storage precisions of the whitened block ``V`` (``FiniteDomainGP(dtype=...)``).
+DTYPES = ("float64", "float32")
+
+
+def check_dtype(dtype) -> np.dtype:
+    """``dtype`` as a numpy dtype, one of :data:`DTYPES` (a name, a numpy type or a dtype)."""
+    try:
+        value = np.dtype(dtype)
+    except (TypeError, ValueError):
+        value = None
+    if dtype is None or value is None or value.name not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+    return value
 
 
 class FiniteDomainGP:
@@ -42,6 +70,12 @@ class FiniteDomainGP:
         Constant prior mean ``m``.
     capacity : int
         Initial number of observation slots; grows by doubling.
+    dtype : ``"float64"`` (default) or ``"float32"``
+        Precision of the whitened t x n block ``V`` and of the kernel rows that feed it (module
+        docstring): float32 halves its memory (:attr:`block_nbytes`) and the time of an update at
+        large n; mean, variance, the t x t factor and the log determinant stay float64, and
+        :meth:`posterior_at` is float64-accurate. float64 is exact to the last bit across
+        releases: keep it for reproductions.
 
     ``mean`` is the (n,) posterior mean of the latent function (treat it as read-only);
     ``variance`` and ``std`` are fresh (n,) arrays (variance clipped at 0), and
@@ -55,7 +89,9 @@ class FiniteDomainGP:
         noise_variance: float,
         prior_mean: float = 0.0,
         capacity: int = 64,
+        dtype="float64",
     ):
+        self.dtype = check_dtype(dtype)
         self.candidates = check_matrix(candidates, "candidates")
         self.kernel = kernel
         self.noise_variance = check_real(noise_variance, "noise_variance", low=0.0, low_open=False)
@@ -77,8 +113,12 @@ class FiniteDomainGP:
         self.mean = np.full(n, self.prior_mean)
         self._var = self._prior_var.copy()
         cap = check_int(capacity, "capacity", low=1)
-        self._V = np.empty((cap, n))
-        # Only the pivots (diagonal of L) are kept: the off-diagonal row of L is a column of V.
+        # float64: one block, grown by copying; float32: blocks appended, never copied
+        self._single = self.dtype == np.float64
+        self._blocks = [np.empty((cap, n), dtype=self.dtype)]
+        # float64 keeps only the pivots (diagonal of L): the off-diagonal row of L is a column
+        # of V; float32 keeps all of L in float64 besides, the rounded V being no source for it
+        self._L = None if self._single else np.zeros((cap, cap))
         self._pivots = np.zeros(cap)
         self._w = np.empty(cap)
         self._idx: list[int] = []
@@ -94,6 +134,11 @@ class FiniteDomainGP:
     def t(self) -> int:
         """Number of observations so far."""
         return len(self._idx)
+
+    @property
+    def block_nbytes(self) -> int:
+        """Bytes allocated for the whitened block ``V`` (all its rows of capacity)."""
+        return sum(block.nbytes for block in self._blocks)
 
     @property
     def observed_indices(self) -> np.ndarray:
@@ -157,7 +202,7 @@ class FiniteDomainGP:
         cov = self.kernel(self.candidates[a], self.candidates[b])
         t = self.t
         if t:
-            cov -= self._V[:t, a].T @ self._V[:t, b]
+            cov -= self._columns(a, t).T @ self._columns(b, t)
         return cov
 
     def joint_posterior(self, rows) -> tuple[np.ndarray, np.ndarray]:
@@ -197,9 +242,7 @@ class FiniteDomainGP:
             for row, i in zip(cross, pending, strict=True):
                 self._kernel_row(int(i), out=row)
                 if t:
-                    blas.dgemv(
-                        -1.0, self._V[:t].T, self._V[:t, i], beta=1.0, y=row, overwrite_y=True
-                    )
+                    self._subtract_projection(self._column(int(i), t), row, t)
             solved = cho_solve(factor, np.eye(pending.size), check_finite=False) @ cross
         else:
             cross = self.covariance(pending, rows)  # (p, c)
@@ -227,49 +270,167 @@ class FiniteDomainGP:
         s = check_real(s, "noise_variance", low=0.0, low_open=False)
         t = self.t
         self._ensure_capacity(t + 1)
-        l_row = self._V[:t, i]
-        pivot2 = self._prior_var[i] + s - l_row @ l_row
+        if self._single:
+            l_row = l_wide = self._blocks[0][:t, i]
+        else:  # the new row of L solved in float64, not read off the rounded V
+            l_wide = self._solve_factor(self._cross([i])[:, 0])
+            l_row = l_wide.astype(self.dtype)  # what the float32 gemv reads
+        pivot2 = self._prior_var[i] + s - l_wide @ l_wide
         pivot2 = max(pivot2, _PIVOT_FLOOR * max(self._prior_var[i], 1e-300))
         pivot = np.sqrt(pivot2)
-        v = self._kernel_row(i, out=self._V[t])  # the new row of V, built in place
+        v = self._kernel_row(i, out=self._row(t))  # the new row of V, built in place
         if t:
-            # v <- v - V[:t]^T l: the O(n t) gemv, the only step that grows with t. V[:t].T is
-            # Fortran-ordered, so BLAS reads it without a copy and accumulates into v in place.
-            blas.dgemv(-1.0, self._V[:t].T, l_row, beta=1.0, y=v, overwrite_y=True)
+            # v <- v - V[:t]^T l: the O(n t) gemv, the only step that grows with t
+            self._subtract_projection(l_row, v, t)
         v *= 1.0 / pivot
-        w = (y - self.prior_mean - l_row @ self._w[:t]) / pivot
+        w = (y - self.prior_mean - l_wide @ self._w[:t]) / pivot
         self._pivots[t] = pivot
         self._w[t] = w
-        blas.daxpy(v, self.mean, a=w)  # mean += w v, in place
-        np.multiply(v, v, out=self._scratch)
+        if self._L is not None:
+            self._L[t, :t] = l_wide
+            self._L[t, t] = pivot
+        if self._single:
+            blas.daxpy(v, self.mean, a=w)  # mean += w v, in place
+            np.multiply(v, v, out=self._scratch)
+        else:  # mean and variance accumulate the stored float32 row in float64
+            wide = self._scratch
+            np.copyto(wide, v)
+            blas.daxpy(wide, self.mean, a=w)
+            np.multiply(wide, wide, out=wide)
         self._var -= self._scratch
         self._idx.append(i)
         self._y.append(y)
         self._noise.append(s)
 
+    # -- the t x t factor ---------------------------------------------------------------------
+    def cholesky_factor(self) -> np.ndarray:
+        """The lower Cholesky factor ``L`` (t, t) of ``K_tt + diag(noise)``, float64, a new array
+        (float64 mode reads its rows off ``V``; float32 mode keeps it in float64)."""
+        t = self.t
+        if self._L is not None:
+            return self._L[:t, :t].copy()
+        # row k of L is l = V[:k, i_k], the column of V when observation k came in
+        L = np.tril(self._blocks[0][:t, self._idx].T, -1)
+        L[np.diag_indices(t)] = self._pivots[:t]
+        return L
+
+    def posterior_at(self, rows) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean (k,) and latent variance (k,) (clipped at 0) at candidate ``rows``,
+        solved in float64 from the t x t factor: O(k t (t + d)), no pass over the n rows.
+
+        With ``dtype="float32"`` these are the float64-accurate values that ``mean[rows]`` and
+        ``variance[rows]`` approximate (the float32 block is accurate to about
+        ``eps32 * cond(K_tt + diag(noise))``); in float64 they agree with them to rounding.
+        """
+        rows = self._rows(rows, "rows")
+        t = self.t
+        var = self._prior_var[rows].copy()
+        if t == 0:
+            return np.full(rows.size, self.prior_mean), var
+        W = self._solve_factor(self._cross(rows), self.cholesky_factor())  # (t, k)
+        mean = self.prior_mean + W.T @ self._w[:t]
+        var -= np.einsum("tk,tk->k", W, W)
+        return mean, np.maximum(var, 0.0, out=var)
+
+    def _cross(self, rows) -> np.ndarray:
+        """``k(X_observed, X[rows])`` (t, k)."""
+        return self.kernel(self.candidates[self._idx], self.candidates[rows])
+
+    def _solve_factor(self, b: np.ndarray, L: np.ndarray | None = None) -> np.ndarray:
+        """``L^{-1} b`` for b (t,) or (t, k) (``L`` default: the kept float64 factor)."""
+        if b.shape[0] == 0:
+            return b.astype(np.float64)
+        L = self._L[: b.shape[0], : b.shape[0]] if L is None else L
+        return solve_triangular(L, b, lower=True, check_finite=False)
+
+    # -- storage of V -----------------------------------------------------------------------
+    def _pieces(self, t: int):
+        """The first ``t`` rows of ``V`` as contiguous (k, n) slices of its blocks, in order."""
+        for block in self._blocks:
+            if t <= 0:
+                return
+            k = min(t, block.shape[0])
+            yield block[:k]
+            t -= k
+
+    def _row(self, r: int) -> np.ndarray:
+        """Row ``r`` of ``V`` (n,), a view to write into."""
+        for block in self._blocks:
+            if r < block.shape[0]:
+                return block[r]
+            r -= block.shape[0]
+        raise IndexError(r)
+
+    def _column(self, i: int, t: int) -> np.ndarray:
+        """``V[:t, i]`` (t,) in the storage dtype (a strided view in float64)."""
+        if self._single:
+            return self._blocks[0][:t, i]
+        parts = [piece[:, i] for piece in self._pieces(t)]
+        return np.concatenate(parts) if parts else np.empty(0, dtype=self.dtype)
+
+    def _columns(self, rows: np.ndarray, t: int) -> np.ndarray:
+        """``V[:t, rows]`` (t, k) in float64."""
+        if self._single:
+            return self._blocks[0][:t, rows]
+        return np.concatenate([piece[:, rows] for piece in self._pieces(t)]).astype(np.float64)
+
+    def _subtract_projection(self, l_row: np.ndarray, out: np.ndarray, t: int) -> None:
+        """``out -= V[:t]^T l_row`` in place (``l_row`` in the storage dtype, t >= 1).
+
+        ``V[:t].T`` of a C-ordered block is Fortran-ordered, so BLAS reads it without a copy and
+        accumulates into ``out`` in place. A float64 ``out`` of a float32 ``V`` (the batch rows
+        of :meth:`hallucinated`) receives the float32 product, widened.
+        """
+        if self._single:
+            blas.dgemv(-1.0, self._blocks[0][:t].T, l_row, beta=1.0, y=out, overwrite_y=True)
+            return
+        start = 0
+        for piece in self._pieces(t):
+            part = l_row[start : start + piece.shape[0]]
+            start += piece.shape[0]
+            if out.dtype == np.float32:
+                blas.sgemv(-1.0, piece.T, part, beta=1.0, y=out, overwrite_y=True)
+            else:
+                out -= blas.sgemv(1.0, piece.T, part)
+
     def _kernel_row(self, i: int, out: np.ndarray) -> np.ndarray:
-        """``k(x_i, X)`` (n,) written into ``out`` from the cached scaled candidates, O(n d)."""
+        """``k(x_i, X)`` (n,) written into ``out`` from the cached scaled candidates, O(n d).
+
+        A float32 ``out`` gets the squared distances formed in float64 (in the scratch buffer:
+        their expansion cancels) and rounded, then the kernel's shape evaluated in float32.
+        """
         if self._scaled is None:
             return self.kernel.row(i, out)
+        r2 = out if out.dtype == np.float64 else self._scratch
         z = self._scaled
-        np.dot(z, -2.0 * z[i], out=out)
-        out += self._sqnorm[i]
-        out += self._sqnorm
-        np.maximum(out, 0.0, out=out)
+        np.dot(z, -2.0 * z[i], out=r2)
+        r2 += self._sqnorm[i]
+        r2 += self._sqnorm
+        np.maximum(r2, 0.0, out=r2)
+        if r2 is not out:
+            np.copyto(out, r2, casting="same_kind")
         return self.kernel.from_sqdist(out, out=out)
 
     def _ensure_capacity(self, size: int) -> None:
-        cap = self._V.shape[0]
+        cap = self._pivots.shape[0]
         if size <= cap:
             return
         new_cap = max(size, 2 * cap)
-        V = np.empty((new_cap, self.n))
-        V[:cap] = self._V
+        if self._single:
+            V = np.empty((new_cap, self.n))
+            V[:cap] = self._blocks[0]
+            self._blocks = [V]
+        else:  # a new block, the old rows stay where they are: no copy, no double peak
+            self._blocks.append(np.empty((new_cap - cap, self.n), dtype=self.dtype))
+        if self._L is not None:
+            L = np.zeros((new_cap, new_cap))
+            L[:cap, :cap] = self._L
+            self._L = L
         pivots = np.zeros(new_cap)
         pivots[:cap] = self._pivots
         w = np.empty(new_cap)
         w[:cap] = self._w
-        self._V, self._pivots, self._w = V, pivots, w
+        self._pivots, self._w = pivots, w
 
     # -- reference implementation (tests, debugging) ------------------------------------------
     def direct_posterior(self) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,7 @@ import numpy as np
 from frontierbo.core.acquisition import (
     AllExcludedError,
     make_beta_schedule,
+    select_max,
     select_ucb,
     ucb_scores,
     width_from_beta,
@@ -33,6 +34,9 @@ from frontierbo.core.kernels import PrecomputedKernel, StationaryKernel
 
 #: What the UCB width multiplies (``GPUCB(uncertainty=...)``).
 UNCERTAINTIES = ("std", "variance")
+
+#: Fewest and most rows that a float32 ``GPUCB.ask`` rescores in float64.
+SHORTLIST_MIN, SHORTLIST = 64, 4096
 
 
 class GPUCB:
@@ -71,6 +75,7 @@ class GPUCB:
         exclude_observed: bool = True,
         predictive_variance: bool = False,
         uncertainty: str = "std",
+        dtype="float64",
     ):
         if not isinstance(kernel, StationaryKernel | PrecomputedKernel):
             raise TypeError(
@@ -79,13 +84,14 @@ class GPUCB:
             )
         if uncertainty not in UNCERTAINTIES:
             raise ValueError(f"uncertainty must be one of {UNCERTAINTIES}, got {uncertainty!r}")
-        self.gp = FiniteDomainGP(candidates, kernel, noise_variance, prior_mean)
+        self.gp = FiniteDomainGP(candidates, kernel, noise_variance, prior_mean, dtype=dtype)
         self.beta_schedule = make_beta_schedule(beta, self.gp.n, delta)
         self.exclude_observed = bool(exclude_observed)
         self.predictive_variance = bool(predictive_variance)
         self.uncertainty = uncertainty
         self._scores = np.empty(self.gp.n)  # ask()'s buffer for the UCB scores
         self._pending: int | None = None  # the row asked for and not yet told
+        self._margin = 0.0  # float32: the shortlist's score margin, carried between rounds
         self.t = 0
 
     @property
@@ -124,9 +130,60 @@ class GPUCB:
             raise RuntimeError(
                 "all candidates have been observed; pass exclude_observed=False to allow repeats"
             ) from None
+        if self.gp.dtype != np.float64:
+            i = self._decide(spread, i, width)
         self.t += 1
         self._pending = i
         return i
+
+    def _decide(self, scores: np.ndarray, i: int, width: float) -> int:
+        """float32: the float64 argmax among the rows whose float32 ``scores`` are near the top
+        ``scores[i]`` (excluded rows are -inf there); ties go to the lowest row, as in float64.
+
+        The shortlist is every row within ``margin`` of the top, at least SHORTLIST_MIN rows;
+        twice the largest float32 error on it bounds the error of the rows left out, and it
+        grows until the best float64 score is at least the top minus the margin plus that
+        bound, or holds SHORTLIST rows. The margin carries over to the next round.
+        """
+        top = scores[i]
+        if not np.isfinite(top):
+            return i
+        margin = self._margin or 1e-6 * (abs(top) + 1.0)
+        free = None  # rows with a score above -inf, counted only when needed
+        while True:
+            low = top - margin  # -inf only past every finite score: never take excluded rows
+            rows = np.flatnonzero(scores >= low if low > -np.inf else scores > low)  # ascending
+            if rows.size < SHORTLIST_MIN:
+                free = np.count_nonzero(scores > -np.inf) if free is None else free
+                if rows.size < free:
+                    margin *= 4.0
+                    continue
+            full = rows.size >= SHORTLIST
+            if full:  # the SHORTLIST best, ties at the cut to the lowest rows (as select_max)
+                vals = scores[rows]
+                cut = np.partition(vals, -SHORTLIST)[-SHORTLIST]
+                above = rows[vals > cut]
+                rows = np.sort(np.r_[above, rows[vals == cut][: SHORTLIST - above.size]])
+            exact = self._scores_at(rows, width)
+            bound = 2.0 * float(np.abs(exact - scores[rows]).max())
+            k = select_max(exact)  # ties: the lowest position, so the lowest row
+            need = top - exact[k] + bound
+            if margin >= need or full:
+                break
+            free = np.count_nonzero(scores > -np.inf) if free is None else free
+            if rows.size == free:
+                break
+            margin = max(2.0 * need, 2.0 * margin)
+        # the next round starts from this margin, halved when it took in many more rows
+        self._margin = 0.5 * margin if rows.size > 4 * SHORTLIST_MIN else margin
+        return int(rows[k])
+
+    def _scores_at(self, rows: np.ndarray, width: float) -> np.ndarray:
+        """The UCB at ``rows`` from the float64 posterior of the t x t factor."""
+        mean, var = self.gp.posterior_at(rows)
+        if self.predictive_variance:
+            var += self.gp.noise_variance
+        return mean + width * (var if self.uncertainty == "variance" else np.sqrt(var))
 
     def _spread(self, out: np.ndarray | None) -> np.ndarray:
         """The std (or variance) that the UCB multiplies, latent or of a noisy observation."""
