@@ -1,0 +1,697 @@
+"""Studies over search spaces against BoTorch and Optuna: simple regret and time per suggestion
+(issue 58, item 5).
+
+What is measured: simple regret r_T = f* - max_{t <= T} f(x_t) after T = 20, 40, 80
+evaluations (f* the problem's known global maximum, so r_T >= 0), and the wall time per
+suggestion: the ask / model fit / acquisition time only, never the objective (a formula here)
+nor the bookkeeping of the tell. Everything is maximised.
+
+Problems (each a search space, written as frontierbo's JSON space, and a formula):
+
+* ``branin``: x1 in [-5, 10], x2 in [0, 15] (floats), f = -branin; f* = -0.397887.
+* ``hartmann6``: x0 .. x5 in [0, 1] (floats), f = the 6-D Hartmann function with its sign
+  flipped, sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2); f* = 3.32237.
+* ``log3``: three log-scaled floats, ``lr`` in [1e-5, 1e-1], ``wd`` in [1e-7, 1e-2] and ``eps``
+  in [1e-9, 1e-6] (4, 5 and 3 decades); f = Hartmann-3 (sign flipped) of the parameters'
+  positions on their log10 ranges, u = (log10 v - log10 low) / (log10 high - log10 low);
+  f* = 3.86278, at lr = 2.9e-5, wd = 6.0e-5, eps = 3.6e-7. A method that searched these
+  linearly would put 90 % of its points in each range's top decade; every method here is told
+  that they are log-scaled (BoTorch models the log10 coordinates, Optuna gets ``log=True``).
+* ``mixed``: ``x0``, ``x1`` in [0, 1] (floats), ``layers`` in 1 .. 8 (int) and ``act`` in
+  {relu, tanh, gelu} (categorical); f = w_act * Hartmann-3(T_act(x0, x1), (layers - 1) / 7)
+  with w = 0.8, 0.9, 1.0 and T_act a different symmetry of the square per choice (relu: as is,
+  tanh: x0 and x1 swapped, gelu: x0 -> 1 - x0), so each choice has its optimum elsewhere and
+  the int interacts with both floats; f* = 3.86074 (act = gelu, layers = 7), found by
+  multistart L-BFGS-B over (x0, x1) for each int value.
+
+Each f* is computed when the script starts by L-BFGS-B from the literature's maximiser
+(Branin, Hartmann) and printed; the regret of every method is measured against it.
+
+Methods, all with the same initial design size n0 (default max(2, min(10, parameters + 1)),
+``--n-initial``) counted in T, each drawing its initial design its own way (seeded):
+
+* ``ours``: ``frontierbo.create_study(space=..., direction="maximize", seed=seed,
+  settings={"n_initial": n0})`` in a temporary SQLite file, algorithm ``gp-ei`` (the default:
+  log expected improvement); a scrambled Sobol initial design. The time is that of
+  ``study.ask()`` (one database transaction included).
+* ``ours-ucb``: the same study with ``algorithm="gp-ucb"`` (not run by default).
+* ``botorch``: BoTorch 0.18, refitted before every suggestion with ``fit_gpytorch_mll``:
+  ``SingleTaskGP`` (its defaults: Matern-5/2 ARD, dimension-scaled priors; ``Standardize(1)``)
+  on the unit-cube encoding (log floats on their log10 range), ``LogExpectedImprovement``
+  maximised by ``optimize_acqf`` (``num_restarts=10, raw_samples=512``, the tutorials'
+  values). On ``mixed``: ``MixedSingleTaskGP(cat_dims=[act])`` (its categorical kernel) with
+  the int as an ordinal coordinate, and ``optimize_acqf_mixed`` over every (layers, act) pair
+  as fixed features, the floats optimised for each (``num_restarts`` / ``raw_samples``
+  ``--botorch-mixed-restarts`` / ``--botorch-mixed-raw``, default 2 / 64 per pair, i.e. 48 /
+  1536 over the 24 pairs). Initial design: ``n0`` scrambled Sobol points
+  (``SobolEngine(seed=seed)``). Each suggestion runs in ``torch.random.fork_rng`` seeded by
+  (seed, trial), so its result does not depend on the methods it is interleaved with.
+* ``optuna-gp`` / ``optuna-tpe``: Optuna's ``GPSampler`` / ``TPESampler`` (``seed=seed``,
+  ``n_startup_trials=n0``, otherwise defaults), ask / tell with ``FloatDistribution`` (``log``),
+  ``IntDistribution`` and ``CategoricalDistribution``.
+* ``random``: frontierbo's random sampler on the space (a study with ``algorithm="random"``).
+
+Fairness: the methods of one (problem, seed) run *interleaved*, one suggestion each in turn
+(the order rotated per seed), so a change of machine load hits them all alike; the same
+threads for all (``--threads``, default 1: torch and every BLAS / OpenMP pool through
+threadpoolctl). The time per suggestion is averaged over the model-based suggestions (trial n0
+onwards; every trial for ``random``); the per-trial times are in the JSON file (``--out``).
+
+Run (BoTorch, GPyTorch and Optuna are not dependencies of frontierbo)::
+
+    pip install torch==2.13.0 && pip install botorch optuna threadpoolctl
+    python benchmarks/space_regret.py                  # 2 seeds, T = 20: a few minutes
+    python benchmarks/space_regret.py --full --out space_regret.json   # 10 seeds, T = 80
+    python benchmarks/space_regret.py --seeds 5 --budget 40 --problems branin mixed
+
+With ``--out`` the runs are written after each (problem, seed) (atomically) and a run started
+again with the same file skips the (problem, method, seed) runs already there.
+
+Output, per problem: mean simple regret ± standard error over seeds at each T and the mean
+time per suggestion of every method; then, for ours against each baseline, our mean regret /
+its mean regret at each T ("ok": ours <= its mean + its standard error) and its time per
+suggestion / ours; last, per problem, whether the issue's target holds: regret within one s.e.
+of BoTorch or better at every T, at <= 1/5 of its time per suggestion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from frontierbo.study.create import create_study
+
+PROBLEMS = ("branin", "hartmann6", "log3", "mixed")
+METHODS = ("ours", "ours-ucb", "botorch", "optuna-gp", "optuna-tpe", "random")
+DEFAULT_METHODS = ("ours", "botorch", "optuna-gp", "optuna-tpe", "random")
+#: our study algorithm behind each of our method names
+OURS = {"ours": "gp-ei", "ours-ucb": "gp-ucb", "random": "random"}
+CHECKPOINTS = (20, 40, 80)
+FORMAT = "frontierbo-space-regret/1"
+#: the issue's target: BoTorch's time per suggestion / ours at least this
+TIME_TARGET = 5.0
+INSTALL_HINT = (
+    "BoTorch, GPyTorch and Optuna are not dependencies of frontierbo; install the CPU build of "
+    "torch first (pip install torch==2.13.0), then pip install botorch optuna threadpoolctl, "
+    "or leave these methods out with --methods"
+)
+
+# Hartmann constants (https://www.sfu.ca/~ssurjano/hart3.html, hart6.html).
+HARTMANN_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
+HARTMANN3_A = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
+HARTMANN3_P = 1e-4 * np.array(
+    [[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381, 5743, 8828]]
+)
+HARTMANN3_ARGMAX = (0.114614, 0.555649, 0.852547)
+HARTMANN6_A = np.array(
+    [
+        [10, 3, 17, 3.5, 1.7, 8],
+        [0.05, 10, 17, 0.1, 8, 14],
+        [3, 3.5, 1.7, 10, 17, 8],
+        [17, 8, 0.05, 10, 0.1, 14],
+    ]
+)
+HARTMANN6_P = 1e-4 * np.array(
+    [
+        [1312, 1696, 5569, 124, 8283, 5886],
+        [2329, 4135, 8307, 3736, 1004, 9991],
+        [2348, 1451, 3522, 2883, 3047, 6650],
+        [4047, 8828, 8732, 5743, 1091, 381],
+    ]
+)
+HARTMANN6_ARGMAX = (0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573)
+#: mixed: the weight of each activation and the symmetry of the square it applies to (x0, x1)
+MIXED_ACTS = {
+    "relu": (0.8, lambda a, b: (a, b)),
+    "tanh": (0.9, lambda a, b: (b, a)),
+    "gelu": (1.0, lambda a, b: (1.0 - a, b)),
+}
+LOG3_RANGES = {"lr": (1e-5, 1e-1), "wd": (1e-7, 1e-2), "eps": (1e-9, 1e-6)}
+
+
+def hartmann(X: np.ndarray, A: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2) for each row of X: Hartmann, sign flipped."""
+    X = np.atleast_2d(X)
+    inner = np.einsum("ij,nij->ni", A, (X[:, None, :] - P[None]) ** 2)
+    return np.exp(-inner) @ HARTMANN_ALPHA
+
+
+def branin(x1, x2):
+    b, c, t = 5.1 / (4 * math.pi**2), 5 / math.pi, 1 / (8 * math.pi)
+    return (x2 - b * x1**2 + c * x1 - 6) ** 2 + 10 * (1 - t) * np.cos(x1) + 10
+
+
+# -- problems -------------------------------------------------------------------------------------
+@dataclass
+class Problem:
+    """A maximisation problem over a search space: ``space`` (frontierbo's JSON form),
+    ``f(params) -> float`` and its global maximum ``f_max``."""
+
+    name: str
+    space: dict
+    f: Callable[[dict], float]
+    f_max: float = field(default=math.nan)
+
+    @property
+    def params(self) -> list[dict]:
+        return self.space["params"]
+
+    def n_initial(self, override: int | None) -> int:
+        return override if override is not None else max(2, min(10, len(self.params) + 1))
+
+
+def _float(name, low, high, log=False):
+    return {"name": name, "type": "float", "low": low, "high": high, "log": log}
+
+
+def _log_position(v: float, low: float, high: float) -> float:
+    return (math.log10(v) - math.log10(low)) / (math.log10(high) - math.log10(low))
+
+
+def _maximise(f, starts, bounds) -> float:
+    """max f over ``bounds`` by L-BFGS-B from each of ``starts``."""
+    from scipy.optimize import minimize
+
+    best = -math.inf
+    for x0 in starts:
+        res = minimize(lambda x: -f(x), x0, method="L-BFGS-B", bounds=bounds,
+                       options={"ftol": 1e-15, "gtol": 1e-12})  # fmt: skip
+        best = max(best, -float(res.fun), float(f(np.asarray(x0))))
+    return best
+
+
+def make_problems() -> dict[str, Problem]:
+    """Every problem, its f* computed (module doc)."""
+
+    def h3(u):
+        return float(hartmann(np.asarray(u, dtype=float), HARTMANN3_A, HARTMANN3_P)[0])
+
+    def h6(u):
+        return float(hartmann(np.asarray(u, dtype=float), HARTMANN6_A, HARTMANN6_P)[0])
+
+    problems = {
+        "branin": Problem(
+            "branin",
+            {"params": [_float("x1", -5.0, 10.0), _float("x2", 0.0, 15.0)]},
+            lambda p: -float(branin(p["x1"], p["x2"])),
+        ),
+        "hartmann6": Problem(
+            "hartmann6",
+            {"params": [_float(f"x{j}", 0.0, 1.0) for j in range(6)]},
+            lambda p: h6([p[f"x{j}"] for j in range(6)]),
+        ),
+        "log3": Problem(
+            "log3",
+            {"params": [_float(k, lo, hi, log=True) for k, (lo, hi) in LOG3_RANGES.items()]},
+            lambda p: h3([_log_position(p[k], *LOG3_RANGES[k]) for k in LOG3_RANGES]),
+        ),
+        "mixed": Problem(
+            "mixed",
+            {
+                "params": [
+                    _float("x0", 0.0, 1.0),
+                    _float("x1", 0.0, 1.0),
+                    {"name": "layers", "type": "int", "low": 1, "high": 8},
+                    {"name": "act", "type": "categorical", "choices": list(MIXED_ACTS)},
+                ]
+            },
+            lambda p: _mixed(p, h3),
+        ),
+    }
+    box = [(0.0, 1.0)] * 6
+    problems["branin"].f_max = _maximise(
+        lambda x: -float(branin(x[0], x[1])), [(-math.pi, 12.275)], [(-5, 10), (0, 15)]
+    )
+    problems["hartmann6"].f_max = _maximise(h6, [HARTMANN6_ARGMAX], box)
+    problems["log3"].f_max = _maximise(h3, [HARTMANN3_ARGMAX], box[:3])
+    # mixed: for each int value, multistart over the square (the best act's weight is 1 and
+    # its symmetry maps the square onto itself)
+    grid = np.array(list(itertools.product(np.linspace(0.02, 0.98, 13), repeat=2)))
+    best = -math.inf
+    for layers in range(1, 9):
+        u3 = (layers - 1) / 7
+        values = hartmann(np.column_stack([grid, np.full(len(grid), u3)]), HARTMANN3_A,
+                          HARTMANN3_P)  # fmt: skip
+        starts = grid[np.argsort(-values)[:4]]
+        best = max(best, _maximise(lambda x, u3=u3: h3([x[0], x[1], u3]), starts, box[:2]))
+    problems["mixed"].f_max = best
+    return problems
+
+
+def _mixed(p: dict, h3) -> float:
+    weight, symmetry = MIXED_ACTS[p["act"]]
+    a, b = symmetry(p["x0"], p["x1"])
+    return weight * h3([a, b, (p["layers"] - 1) / 7])
+
+
+# -- methods: each an ask() -> params / tell(value) object ------------------------------------------
+class Ours:
+    """A frontierbo study over the space in a temporary SQLite file."""
+
+    def __init__(self, p: Problem, seed: int, n0: int, algorithm: str):
+        self.folder = tempfile.TemporaryDirectory(prefix="space-regret-")
+        settings = None if algorithm == "random" else {"n_initial": n0}
+        self.study = create_study(
+            space=p.space, storage=os.path.join(self.folder.name, "study.db"),
+            algorithm=algorithm, settings=settings, direction="maximize", seed=seed,
+        )  # fmt: skip
+        self.trial = None
+
+    def ask(self) -> dict:
+        self.trial = self.study.ask()
+        return self.trial.params
+
+    def tell(self, value: float) -> None:
+        self.study.tell(self.trial, value)
+
+    def close(self) -> None:
+        self.study.storage.close()
+        self.folder.cleanup()
+
+
+class OptunaMethod:
+    def __init__(self, p: Problem, seed: int, n0: int, kind: str):
+        import optuna
+        from optuna.distributions import (
+            CategoricalDistribution,
+            FloatDistribution,
+            IntDistribution,
+        )
+
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+        if kind == "gp":
+            sampler = optuna.samplers.GPSampler(seed=seed, n_startup_trials=n0)
+        else:
+            sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=n0)
+        self.distributions = {}
+        for q in p.params:
+            if q["type"] == "float":
+                dist = FloatDistribution(q["low"], q["high"], log=q.get("log", False))
+            elif q["type"] == "int":
+                dist = IntDistribution(q["low"], q["high"], log=q.get("log", False))
+            else:
+                dist = CategoricalDistribution(q["choices"])
+            self.distributions[q["name"]] = dist
+        self.study = optuna.create_study(direction="maximize", sampler=sampler)
+        self.trial = None
+
+    def ask(self) -> dict:
+        self.trial = self.study.ask(self.distributions)
+        return dict(self.trial.params)
+
+    def tell(self, value: float) -> None:
+        self.study.tell(self.trial, value)
+
+    def close(self) -> None:
+        pass
+
+
+class BoTorchMethod:
+    """BoTorch on the unit-cube encoding: a float's (log10) position in its range, an int's
+    position (an ordinal coordinate, its values enumerated), a categorical's index."""
+
+    def __init__(self, p: Problem, seed: int, n0: int, mixed_restarts: int, mixed_raw: int):
+        import torch
+
+        self.p, self.seed, self.n0 = p, seed, n0
+        self.mixed_restarts, self.mixed_raw = mixed_restarts, mixed_raw
+        self.cat_dims = [j for j, q in enumerate(p.params) if q["type"] == "categorical"]
+        self.fixed_dims = [j for j, q in enumerate(p.params) if q["type"] != "float"]
+        engine = torch.quasirandom.SobolEngine(len(p.params), scramble=True, seed=seed)
+        self.design = engine.draw(n0, dtype=torch.float64).numpy()
+        self.X: list[np.ndarray] = []
+        self.y: list[float] = []
+        self.z = None
+
+    # the encoding
+    def _from_design(self, u: np.ndarray) -> np.ndarray:
+        z = u.copy()
+        for j, q in enumerate(self.p.params):
+            if q["type"] == "int":
+                k = q["high"] - q["low"] + 1
+                z[j] = min(math.floor(u[j] * k), k - 1) / (k - 1)
+            elif q["type"] == "categorical":
+                z[j] = min(math.floor(u[j] * len(q["choices"])), len(q["choices"]) - 1)
+        return z
+
+    def _decode(self, z: np.ndarray) -> dict:
+        out = {}
+        for j, q in enumerate(self.p.params):
+            if q["type"] == "float":
+                u = min(max(float(z[j]), 0.0), 1.0)
+                if q.get("log"):
+                    lo, hi = math.log(q["low"]), math.log(q["high"])
+                    v = math.exp(lo + u * (hi - lo))
+                else:
+                    v = q["low"] + u * (q["high"] - q["low"])
+                out[q["name"]] = min(max(v, q["low"]), q["high"])
+            elif q["type"] == "int":
+                out[q["name"]] = q["low"] + int(round(float(z[j]) * (q["high"] - q["low"])))
+            else:
+                out[q["name"]] = q["choices"][int(round(float(z[j])))]
+        return out
+
+    def _fixed_features(self) -> list[dict]:
+        levels = []
+        for j in self.fixed_dims:
+            q = self.p.params[j]
+            if q["type"] == "int":
+                k = q["high"] - q["low"] + 1
+                levels.append([i / (k - 1) for i in range(k)])
+            else:
+                levels.append([float(i) for i in range(len(q["choices"]))])
+        return [dict(zip(self.fixed_dims, combo, strict=True)) for combo in
+                itertools.product(*levels)]  # fmt: skip
+
+    def ask(self) -> dict:
+        t = len(self.y)
+        if t < self.n0:
+            self.z = self._from_design(self.design[t])
+        else:
+            import torch
+
+            with torch.random.fork_rng():  # its own stream: independent of the interleaving
+                torch.manual_seed(self.seed * 100_003 + t)
+                self.z = self._suggest(torch)
+        return self._decode(self.z)
+
+    def _suggest(self, torch) -> np.ndarray:
+        from botorch.acquisition import LogExpectedImprovement
+        from botorch.fit import fit_gpytorch_mll
+        from botorch.models import MixedSingleTaskGP, SingleTaskGP
+        from botorch.models.transforms import Standardize
+        from botorch.optim import optimize_acqf, optimize_acqf_mixed
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+
+        X = torch.tensor(np.array(self.X), dtype=torch.float64)
+        Y = torch.tensor(self.y, dtype=torch.float64).unsqueeze(-1)
+        d = X.shape[1]
+        upper = torch.ones(d, dtype=torch.float64)
+        for j in self.cat_dims:
+            upper[j] = len(self.p.params[j]["choices"]) - 1
+        bounds = torch.stack([torch.zeros(d, dtype=torch.float64), upper])
+        with warnings.catch_warnings():  # an occasional line-search warning is not news here
+            warnings.simplefilter("ignore")
+            if self.cat_dims:
+                model = MixedSingleTaskGP(X, Y, cat_dims=self.cat_dims,
+                                          outcome_transform=Standardize(1))  # fmt: skip
+            else:
+                model = SingleTaskGP(X, Y, outcome_transform=Standardize(1))
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+            acq = LogExpectedImprovement(model, best_f=Y.max())
+            if self.fixed_dims:
+                x, _ = optimize_acqf_mixed(
+                    acq, bounds, q=1, num_restarts=self.mixed_restarts,
+                    raw_samples=self.mixed_raw, fixed_features_list=self._fixed_features(),
+                )  # fmt: skip
+            else:
+                x, _ = optimize_acqf(acq, bounds, q=1, num_restarts=10, raw_samples=512)
+        return x.detach().numpy().reshape(-1)
+
+    def tell(self, value: float) -> None:
+        self.X.append(self.z)
+        self.y.append(value)
+
+    def close(self) -> None:
+        pass
+
+
+def make_method(method: str, p: Problem, seed: int, n0: int, args):
+    if method in OURS:
+        return Ours(p, seed, n0, OURS[method])
+    if method == "botorch":
+        return BoTorchMethod(p, seed, n0, args.botorch_mixed_restarts, args.botorch_mixed_raw)
+    return OptunaMethod(p, seed, n0, method.removeprefix("optuna-"))
+
+
+def run_interleaved(p: Problem, seed: int, methods: list[str], args) -> dict[str, dict]:
+    """One run of each method on ``p`` with ``seed``, one suggestion each in turn."""
+    n0 = p.n_initial(args.n_initial)
+    runners = {m: make_method(m, p, seed, n0, args) for m in methods}
+    params = {m: [] for m in methods}
+    values = {m: [] for m in methods}
+    seconds = {m: [] for m in methods}
+    try:
+        for _ in range(args.budget):
+            for m, runner in runners.items():
+                start = time.perf_counter()
+                x = runner.ask()
+                seconds[m].append(time.perf_counter() - start)
+                value = float(p.f(x))
+                runner.tell(value)
+                params[m].append(x)
+                values[m].append(value)
+    finally:
+        for runner in runners.values():
+            runner.close()
+    out = {}
+    for m in methods:
+        v = np.array(values[m])
+        out[m] = {
+            "problem": p.name, "method": m, "seed": seed, "budget": args.budget,
+            "n_initial": n0, "f_max": p.f_max, "params": params[m], "values": v.tolist(),
+            "regret": (p.f_max - np.maximum.accumulate(v)).tolist(), "ask_seconds": seconds[m],
+        }  # fmt: skip
+    return out
+
+
+# -- the results file -----------------------------------------------------------------------------
+def load_results(path: str | None) -> list[dict]:
+    if path is None or not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"not a results file of this script (format {FORMAT!r})")
+    return data["runs"]
+
+
+def save_results(path: str, runs: list[dict]) -> None:
+    """Write atomically: an interrupted run leaves the previous file whole."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".space-regret-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump({"format": FORMAT, "runs": runs}, fh)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def run_all(args, problems: dict[str, Problem], runs: list[dict]) -> list[dict]:
+    done = {(r["problem"], r["method"], r["seed"]): r for r in runs}
+    for seed in range(args.seeds):
+        for i, name in enumerate(args.problems):
+            p = problems[name]
+            todo = [
+                m for m in args.methods
+                if (name, m, seed) not in done or done[(name, m, seed)]["budget"] < args.budget
+            ]  # fmt: skip
+            if not todo:
+                continue
+            shift = (seed + i) % len(todo)  # rotate who goes first in each round
+            todo = todo[shift:] + todo[:shift]
+            start = time.perf_counter()
+            result = run_interleaved(p, seed, todo, args)
+            for m, r in result.items():
+                if abs(r["f_max"] - p.f_max) > 1e-12:
+                    raise ValueError(f"{name}: f* of the stored runs differs; use another --out")
+                done[(name, m, seed)] = r
+            if args.out:
+                save_results(args.out, list(done.values()))
+            cells = ", ".join(f"{m} {result[m]['regret'][-1]:.3g}" for m in args.methods
+                              if m in result)  # fmt: skip
+            print(
+                f"  {name:9s} seed {seed:2d}: regret@{args.budget} {cells} "
+                f"({time.perf_counter() - start:.1f} s)",
+                flush=True,
+            )
+    return list(done.values())
+
+
+# -- the tables -----------------------------------------------------------------------------------
+def checkpoints(budget: int) -> list[int]:
+    return [t for t in CHECKPOINTS if t <= budget] or [budget]
+
+
+def summarise(runs: list[dict], problem: str, method: str, seeds: int, budget: int):
+    """({T: (mean regret, standard error)}, mean model-based seconds per suggestion, runs)."""
+    mine = [r for r in runs if r["problem"] == problem and r["method"] == method]
+    mine = [r for r in mine if r["seed"] < seeds and r["budget"] >= budget]
+    if not mine:
+        return None
+    regret = {}
+    for T in checkpoints(budget):
+        at = np.array([r["regret"][T - 1] for r in mine])
+        se = at.std(ddof=1) / math.sqrt(len(at)) if len(at) > 1 else float("nan")
+        regret[T] = (float(at.mean()), float(se))
+    skip = 0 if method == "random" else mine[0]["n_initial"]
+    times = [s for r in mine for s in r["ask_seconds"][skip:budget]]
+    return regret, (float(np.mean(times)) if times else float("nan")), len(mine)
+
+
+def _ok(ours: tuple, theirs: tuple) -> bool:
+    (a, _), (b, se) = ours, theirs
+    return a <= b + (0.0 if math.isnan(se) else se)
+
+
+def print_tables(runs: list[dict], args, problems: dict[str, Problem]) -> None:
+    Ts = checkpoints(args.budget)
+    verdicts = []
+    for name in args.problems:
+        rows = {m: summarise(runs, name, m, args.seeds, args.budget) for m in args.methods}
+        rows = {m: s for m, s in rows.items() if s is not None}
+        if not rows:
+            continue
+        p = problems[name]
+        kinds = ", ".join(
+            f"{q['name']} {q['type']}{' log' if q.get('log') else ''}" for q in p.params
+        )
+        print(
+            f"\n{name}: {kinds}; f* = {p.f_max:.6f}, initial design {p.n_initial(args.n_initial)}"
+            f", budget {args.budget}; simple regret mean ± s.e. over seeds"
+        )
+        print(f"| method | seeds | {' | '.join(f'T = {T}' for T in Ts)} | s / suggestion |")
+        print(f"|---|---|{'---|' * len(Ts)}---|")
+        for m, (regret, sec, count) in rows.items():
+            cells = " | ".join(f"{regret[T][0]:.3g} ± {regret[T][1]:.2g}" for T in Ts)
+            print(f"| {m} | {count} | {cells} | {_seconds(sec)} |")
+        for ours in [m for m in ("ours", "ours-ucb") if m in rows]:
+            print_ratios(rows, ours, Ts)
+        if "ours" in rows and "botorch" in rows:
+            (mine, my_sec, _), (theirs, their_sec, _) = rows["ours"], rows["botorch"]
+            regret_ok = all(_ok(mine[T], theirs[T]) for T in Ts)
+            speed = their_sec / my_sec
+            verdicts.append((name, regret_ok, speed))
+    if verdicts:
+        print(
+            f"\ntarget (regret within one s.e. of BoTorch or better at every T, BoTorch's time "
+            f"per suggestion >= {TIME_TARGET:g}x ours):"
+        )
+        print("| problem | regret | time ratio | target |")
+        print("|---|---|---|---|")
+        for name, regret_ok, speed in verdicts:
+            holds = regret_ok and speed >= TIME_TARGET
+            print(
+                f"| {name} | {'ok' if regret_ok else 'WORSE'} | {speed:.3g}x | "
+                f"{'holds' if holds else 'MISSED'} |"
+            )
+
+
+def _seconds(sec: float) -> str:
+    return f"{sec * 1e3:.3g} ms" if sec < 1 else f"{sec:.3g} s"
+
+
+def print_ratios(rows: dict, ours_name: str, Ts: list[int]) -> None:
+    """Per baseline and T: our mean regret / its mean regret, and "ok" when ours <= its mean +
+    its standard error (within its s.e. or better); then its time per suggestion / ours."""
+    ours, our_sec, _ = rows[ours_name]
+    print(f"\n| {ours_name} vs | {' | '.join(f'regret ratio T = {T}' for T in Ts)} | time ratio |")
+    print(f"|---|{'---|' * len(Ts)}---|")
+    for base in [m for m in rows if m not in OURS]:
+        theirs, their_sec, _ = rows[base]
+        cells = []
+        for T in Ts:
+            a, b = ours[T][0], theirs[T][0]
+            ratio = "0 / 0" if a == b == 0 else (f"{a / b:.2f}" if b > 0 else "inf")
+            cells.append(f"{ratio} ({'ok' if _ok(ours[T], theirs[T]) else 'WORSE'})")
+        print(f"| {base} | {' | '.join(cells)} | {their_sec / our_sec:.3g}x |")
+
+
+# -- entry point ----------------------------------------------------------------------------------
+def limit_threads(n: int, methods: list[str]):
+    """torch and every BLAS / OpenMP pool of this process to ``n`` threads (kept alive)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        sys.exit("--threads needs threadpoolctl: pip install threadpoolctl")
+    if any(m in ("botorch", "optuna-gp") for m in methods):
+        import torch
+
+        torch.set_num_threads(n)
+    return threadpool_limits(limits=n)
+
+
+def check_imports(methods: list[str]) -> None:
+    needed = {"botorch": ("torch", "botorch", "gpytorch"), "optuna-gp": ("torch", "optuna"),
+              "optuna-tpe": ("optuna",)}  # fmt: skip
+    for m in methods:
+        for module in needed.get(m, ()):
+            try:
+                __import__(module)
+            except ImportError:
+                sys.exit(f"method {m!r} needs {module!r}, which does not import. {INSTALL_HINT}")
+
+
+def parse(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--problems", nargs="+", choices=PROBLEMS, default=list(PROBLEMS))
+    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(DEFAULT_METHODS))
+    ap.add_argument("--full", action="store_true", help="the issue's size: 10 seeds, T = 80")
+    ap.add_argument("--seeds", type=int, help="seeds 0 .. N-1 (default 2; --full: 10)")
+    ap.add_argument("--budget", type=int, help="evaluations per run (default 20; --full: 80)")
+    ap.add_argument("--n-initial", type=int, default=None,
+                    help="initial design size of every method (default max(2, min(10, "
+                    "parameters + 1)))")  # fmt: skip
+    ap.add_argument(
+        "--botorch-mixed-restarts",
+        type=int,
+        default=2,
+        help="optimize_acqf_mixed num_restarts per (int, category) pair (default 2)",
+    )
+    ap.add_argument(
+        "--botorch-mixed-raw",
+        type=int,
+        default=64,
+        help="optimize_acqf_mixed raw_samples per (int, category) pair (default 64)",
+    )
+    ap.add_argument("--out", default=None, help="per-seed results (JSON), resumed if it exists")
+    ap.add_argument("--threads", type=int, default=1, help="torch / BLAS threads (default 1)")
+    args = ap.parse_args(argv)
+    if args.seeds is None:
+        args.seeds = 10 if args.full else 2
+    if args.budget is None:
+        args.budget = 80 if args.full else 20
+    for name, low in (("seeds", 1), ("budget", 2), ("threads", 1), ("n_initial", 2),
+                      ("botorch_mixed_restarts", 1), ("botorch_mixed_raw", 1)):  # fmt: skip
+        value = getattr(args, name)
+        if value is not None and value < low:
+            ap.error(f"--{name.replace('_', '-')} must be an integer >= {low}, got {value}")
+    if args.n_initial is not None and args.n_initial > args.budget:
+        ap.error(f"--n-initial must be <= --budget ({args.budget}), got {args.n_initial}")
+    return args
+
+
+def main(argv=None) -> None:
+    args = parse(argv)
+    check_imports(args.methods)
+    limits = limit_threads(args.threads, args.methods)  # noqa: F841 - held for the whole run
+    try:
+        previous = load_results(args.out)
+    except (ValueError, KeyError) as exc:
+        sys.exit(f"--out {args.out!r}: cannot resume from it ({exc!r}); choose another file")
+    problems = make_problems()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"space_regret: {args.seeds} seeds, T = {args.budget}, methods {', '.join(args.methods)}; "
+        f"threads {args.threads}, {os.cpu_count()} cores, load average {load:.2f}",
+        flush=True,
+    )
+    start = time.perf_counter()
+    runs = run_all(args, problems, previous)
+    print(f"\n{time.perf_counter() - start:.0f} s; results: {args.out or '(not saved: --out)'}")
+    print_tables(runs, args, problems)
+
+
+if __name__ == "__main__":
+    main()
