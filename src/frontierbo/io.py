@@ -188,18 +188,27 @@ def data_path(path, flag: str = "--data") -> Path:
     return path
 
 
-def feature_names(features) -> list[str]:
-    """``--features`` as a non-empty list of distinct, stripped column names."""
-    names = [features] if isinstance(features, str) else list(features)
-    if not names:
-        raise ValueError("--features must name at least one column (or be omitted)")
+def column_names(value, flag: str) -> list[str]:
+    """``flag``'s column names (one string or several; None: none) as a list of distinct,
+    stripped names."""
+    if value is None:
+        return []
+    names = [value] if isinstance(value, str) else list(value)
     for name in names:
         if not isinstance(name, str):
-            raise TypeError(f"--features must be column names (strings), got {name!r}")
+            raise TypeError(f"{flag} must be column names (strings), got {name!r}")
     names = [name.strip() for name in names]
     dupes = sorted({name for name in names if names.count(name) > 1})
     if dupes:
-        raise ValueError(f"--features lists column(s) more than once: {dupes}")
+        raise ValueError(f"{flag} lists column(s) more than once: {dupes}")
+    return names
+
+
+def feature_names(features) -> list[str]:
+    """``--features`` as a non-empty list of distinct, stripped column names."""
+    names = column_names(features, "--features")
+    if not names:
+        raise ValueError("--features must name at least one column (or be omitted)")
     return names
 
 

@@ -241,6 +241,10 @@ class Storage:
     def close(self) -> None:
         self._backend.close()
 
+    def table_names(self, ex) -> set[str]:
+        """The tables of the database, read inside the transaction ``ex``."""
+        return self._backend.table_names(ex)
+
     @contextlib.contextmanager
     def transaction(self, *, write: bool, study_id: int | None = None) -> Iterator[_Executor]:
         with self._lock, self._backend.transaction(write=write, study_id=study_id) as ex:

@@ -62,6 +62,7 @@ from frontierbo.io import (
     MAX_ABS_VALUE,
     check_magnitude,
     column,
+    column_names,
     data_path,
     feature_names,
     parse_cell,
@@ -205,8 +206,8 @@ def read_candidates(
     if len(frame) == 0:
         raise ValueError(f"{where} has no rows")
     features = None if features is None else feature_names(features)
-    ids = _names(ids, "--ids")
-    categorical = _names(categorical, "--categorical")
+    ids = column_names(ids, "--ids")
+    categorical = column_names(categorical, "--categorical")
     _check_overrides(header, features, ids, categorical, target, where)
     slow = _SlowReader(path, flag)
     if frame.isna().to_numpy().any():  # a short line reads as empty cells: today's error first
@@ -307,7 +308,7 @@ def load_table(study) -> CandidateTable | None:
     of a plain matrix."""
     store = study.storage
     with store.transaction(write=False) as ex:
-        if "frontierbo_tables" not in store._backend.table_names(ex):
+        if "frontierbo_tables" not in store.table_names(ex):
             return None
         rows = ex(
             "SELECT description FROM frontierbo_tables WHERE study_id = :s",
@@ -549,20 +550,6 @@ def _one_hot(series, c: Column, j: int, slow: _SlowReader, max_choices: int, whe
 
 
 # -- overrides ----------------------------------------------------------------------------------
-def _names(value, flag: str) -> list[str]:
-    if value is None:
-        return []
-    names = [value] if isinstance(value, str) else list(value)
-    for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"{flag} must be column names (strings), got {name!r}")
-    names = [name.strip() for name in names]
-    dupes = sorted({name for name in names if names.count(name) > 1})
-    if dupes:
-        raise ValueError(f"{flag} lists column(s) more than once: {dupes}")
-    return names
-
-
 def _check_overrides(header, features, ids, categorical, target, where) -> None:
     if target is not None and target not in header:
         raise ValueError(f"target column {target!r} not found in {where}; available columns: "
