@@ -78,10 +78,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import os
-import sys
 import tempfile
 import time
 import warnings
@@ -91,45 +89,34 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from frontierbo.study.create import create_study
+from regret_common import (
+    HARTMANN3_A,
+    HARTMANN3_P,
+    HARTMANN6_A,
+    HARTMANN6_P,
+    check_imports,
+    checkpoints,
+    hartmann,
+    limit_threads,
+    print_ratios,
+    print_regret_table,
+    resume,
+    save_results,
+    summarise_methods,
+    within_se,
+)
 
 PROBLEMS = ("branin", "hartmann6", "log3", "mixed")
 METHODS = ("ours", "ours-ucb", "botorch", "optuna-gp", "optuna-tpe", "random")
 DEFAULT_METHODS = ("ours", "botorch", "optuna-gp", "optuna-tpe", "random")
 #: our study algorithm behind each of our method names
 OURS = {"ours": "gp-ei", "ours-ucb": "gp-ucb", "random": "random"}
-CHECKPOINTS = (20, 40, 80)
 FORMAT = "frontierbo-space-regret/1"
 #: the issue's target: BoTorch's time per suggestion / ours at least this
 TIME_TARGET = 5.0
-INSTALL_HINT = (
-    "BoTorch, GPyTorch and Optuna are not dependencies of frontierbo; install the CPU build of "
-    "torch first (pip install torch==2.13.0), then pip install botorch optuna threadpoolctl, "
-    "or leave these methods out with --methods"
-)
-
-# Hartmann constants (https://www.sfu.ca/~ssurjano/hart3.html, hart6.html).
-HARTMANN_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
-HARTMANN3_A = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
-HARTMANN3_P = 1e-4 * np.array(
-    [[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381, 5743, 8828]]
-)
+# Hartmann maximisers (https://www.sfu.ca/~ssurjano/hart3.html, hart6.html); the constants and
+# the function are in regret_common.
 HARTMANN3_ARGMAX = (0.114614, 0.555649, 0.852547)
-HARTMANN6_A = np.array(
-    [
-        [10, 3, 17, 3.5, 1.7, 8],
-        [0.05, 10, 17, 0.1, 8, 14],
-        [3, 3.5, 1.7, 10, 17, 8],
-        [17, 8, 0.05, 10, 0.1, 14],
-    ]
-)
-HARTMANN6_P = 1e-4 * np.array(
-    [
-        [1312, 1696, 5569, 124, 8283, 5886],
-        [2329, 4135, 8307, 3736, 1004, 9991],
-        [2348, 1451, 3522, 2883, 3047, 6650],
-        [4047, 8828, 8732, 5743, 1091, 381],
-    ]
-)
 HARTMANN6_ARGMAX = (0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573)
 #: mixed: the weight of each activation and the symmetry of the square it applies to (x0, x1)
 MIXED_ACTS = {
@@ -138,13 +125,6 @@ MIXED_ACTS = {
     "gelu": (1.0, lambda a, b: (1.0 - a, b)),
 }
 LOG3_RANGES = {"lr": (1e-5, 1e-1), "wd": (1e-7, 1e-2), "eps": (1e-9, 1e-6)}
-
-
-def hartmann(X: np.ndarray, A: np.ndarray, P: np.ndarray) -> np.ndarray:
-    """sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2) for each row of X: Hartmann, sign flipped."""
-    X = np.atleast_2d(X)
-    inner = np.einsum("ij,nij->ni", A, (X[:, None, :] - P[None]) ** 2)
-    return np.exp(-inner) @ HARTMANN_ALPHA
 
 
 def branin(x1, x2):
@@ -466,28 +446,6 @@ def run_interleaved(p: Problem, seed: int, methods: list[str], args) -> dict[str
     return out
 
 
-# -- the results file -----------------------------------------------------------------------------
-def load_results(path: str | None) -> list[dict]:
-    if path is None or not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"not a results file of this script (format {FORMAT!r})")
-    return data["runs"]
-
-
-def save_results(path: str, runs: list[dict]) -> None:
-    """Write atomically: an interrupted run leaves the previous file whole."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".space-regret-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"format": FORMAT, "runs": runs}, fh)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-
-
 def run_all(args, problems: dict[str, Problem], runs: list[dict]) -> list[dict]:
     done = {(r["problem"], r["method"], r["seed"]): r for r in runs}
     for seed in range(args.seeds):
@@ -508,7 +466,7 @@ def run_all(args, problems: dict[str, Problem], runs: list[dict]) -> list[dict]:
                     raise ValueError(f"{name}: f* of the stored runs differs; use another --out")
                 done[(name, m, seed)] = r
             if args.out:
-                save_results(args.out, list(done.values()))
+                save_results(args.out, list(done.values()), FORMAT, ".space-regret-")
             cells = ", ".join(f"{m} {result[m]['regret'][-1]:.3g}" for m in args.methods
                               if m in result)  # fmt: skip
             print(
@@ -520,37 +478,11 @@ def run_all(args, problems: dict[str, Problem], runs: list[dict]) -> list[dict]:
 
 
 # -- the tables -----------------------------------------------------------------------------------
-def checkpoints(budget: int) -> list[int]:
-    return [t for t in CHECKPOINTS if t <= budget] or [budget]
-
-
-def summarise(runs: list[dict], problem: str, method: str, seeds: int, budget: int):
-    """({T: (mean regret, standard error)}, mean model-based seconds per suggestion, runs)."""
-    mine = [r for r in runs if r["problem"] == problem and r["method"] == method]
-    mine = [r for r in mine if r["seed"] < seeds and r["budget"] >= budget]
-    if not mine:
-        return None
-    regret = {}
-    for T in checkpoints(budget):
-        at = np.array([r["regret"][T - 1] for r in mine])
-        se = at.std(ddof=1) / math.sqrt(len(at)) if len(at) > 1 else float("nan")
-        regret[T] = (float(at.mean()), float(se))
-    skip = 0 if method == "random" else mine[0]["n_initial"]
-    times = [s for r in mine for s in r["ask_seconds"][skip:budget]]
-    return regret, (float(np.mean(times)) if times else float("nan")), len(mine)
-
-
-def _ok(ours: tuple, theirs: tuple) -> bool:
-    (a, _), (b, se) = ours, theirs
-    return a <= b + (0.0 if math.isnan(se) else se)
-
-
 def print_tables(runs: list[dict], args, problems: dict[str, Problem]) -> None:
     Ts = checkpoints(args.budget)
     verdicts = []
     for name in args.problems:
-        rows = {m: summarise(runs, name, m, args.seeds, args.budget) for m in args.methods}
-        rows = {m: s for m, s in rows.items() if s is not None}
+        rows = summarise_methods(runs, name, args)
         if not rows:
             continue
         p = problems[name]
@@ -561,16 +493,12 @@ def print_tables(runs: list[dict], args, problems: dict[str, Problem]) -> None:
             f"\n{name}: {kinds}; f* = {p.f_max:.6f}, initial design {p.n_initial(args.n_initial)}"
             f", budget {args.budget}; simple regret mean ± s.e. over seeds"
         )
-        print(f"| method | seeds | {' | '.join(f'T = {T}' for T in Ts)} | s / suggestion |")
-        print(f"|---|---|{'---|' * len(Ts)}---|")
-        for m, (regret, sec, count) in rows.items():
-            cells = " | ".join(f"{regret[T][0]:.3g} ± {regret[T][1]:.2g}" for T in Ts)
-            print(f"| {m} | {count} | {cells} | {_seconds(sec)} |")
+        print_regret_table(rows, Ts, 3, _seconds)
         for ours in [m for m in ("ours", "ours-ucb") if m in rows]:
-            print_ratios(rows, ours, Ts)
+            print_ratios(rows, ours, Ts, exclude=OURS)
         if "ours" in rows and "botorch" in rows:
             (mine, my_sec, _), (theirs, their_sec, _) = rows["ours"], rows["botorch"]
-            regret_ok = all(_ok(mine[T], theirs[T]) for T in Ts)
+            regret_ok = all(within_se(mine[T], theirs[T]) for T in Ts)
             speed = their_sec / my_sec
             verdicts.append((name, regret_ok, speed))
     if verdicts:
@@ -592,47 +520,7 @@ def _seconds(sec: float) -> str:
     return f"{sec * 1e3:.3g} ms" if sec < 1 else f"{sec:.3g} s"
 
 
-def print_ratios(rows: dict, ours_name: str, Ts: list[int]) -> None:
-    """Per baseline and T: our mean regret / its mean regret, and "ok" when ours <= its mean +
-    its standard error (within its s.e. or better); then its time per suggestion / ours."""
-    ours, our_sec, _ = rows[ours_name]
-    print(f"\n| {ours_name} vs | {' | '.join(f'regret ratio T = {T}' for T in Ts)} | time ratio |")
-    print(f"|---|{'---|' * len(Ts)}---|")
-    for base in [m for m in rows if m not in OURS]:
-        theirs, their_sec, _ = rows[base]
-        cells = []
-        for T in Ts:
-            a, b = ours[T][0], theirs[T][0]
-            ratio = "0 / 0" if a == b == 0 else (f"{a / b:.2f}" if b > 0 else "inf")
-            cells.append(f"{ratio} ({'ok' if _ok(ours[T], theirs[T]) else 'WORSE'})")
-        print(f"| {base} | {' | '.join(cells)} | {their_sec / our_sec:.3g}x |")
-
-
 # -- entry point ----------------------------------------------------------------------------------
-def limit_threads(n: int, methods: list[str]):
-    """torch and every BLAS / OpenMP pool of this process to ``n`` threads (kept alive)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        sys.exit("--threads needs threadpoolctl: pip install threadpoolctl")
-    if any(m in ("botorch", "optuna-gp") for m in methods):
-        import torch
-
-        torch.set_num_threads(n)
-    return threadpool_limits(limits=n)
-
-
-def check_imports(methods: list[str]) -> None:
-    needed = {"botorch": ("torch", "botorch", "gpytorch"), "optuna-gp": ("torch", "optuna"),
-              "optuna-tpe": ("optuna",)}  # fmt: skip
-    for m in methods:
-        for module in needed.get(m, ()):
-            try:
-                __import__(module)
-            except ImportError:
-                sys.exit(f"method {m!r} needs {module!r}, which does not import. {INSTALL_HINT}")
-
-
 def parse(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--problems", nargs="+", choices=PROBLEMS, default=list(PROBLEMS))
@@ -676,10 +564,7 @@ def main(argv=None) -> None:
     args = parse(argv)
     check_imports(args.methods)
     limits = limit_threads(args.threads, args.methods)  # noqa: F841 - held for the whole run
-    try:
-        previous = load_results(args.out)
-    except (ValueError, KeyError) as exc:
-        sys.exit(f"--out {args.out!r}: cannot resume from it ({exc!r}); choose another file")
+    previous = resume(args.out, FORMAT)
     problems = make_problems()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(

@@ -66,10 +66,7 @@ ours <= its mean + its standard error) and its time per suggestion / ours.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
-import sys
 import tempfile
 import time
 import warnings
@@ -80,41 +77,27 @@ import numpy as np
 
 from frontierbo.study.create import candidates_sha256, create_study
 from frontierbo.study.samplers import GPUCBSampler, RandomSampler, SamplerAskTell, unit_cube
+from regret_common import (
+    HARTMANN3_A,
+    HARTMANN3_P,
+    HARTMANN6_A,
+    HARTMANN6_P,
+    check_imports,
+    checkpoints,
+    hartmann,
+    limit_threads,
+    print_ratios,
+    print_regret_table,
+    resume,
+    save_results,
+    summarise_methods,
+)
 
 PROBLEMS = ("branin", "hartmann3", "hartmann6", "property")
 METHODS = ("ours", "ours-ei", "botorch", "optuna-gp", "optuna-tpe", "random")
 #: our study algorithm behind each of our method names
 OURS = {"ours": "gp-ucb", "ours-ei": "gp-ei"}
-CHECKPOINTS = (20, 40, 80)
 FORMAT = "frontierbo-study-regret/1"
-INSTALL_HINT = (
-    "BoTorch, GPyTorch and Optuna are not dependencies of frontierbo; install the CPU build of "
-    "torch first (pip install torch==2.13.0), then pip install botorch optuna threadpoolctl, "
-    "or leave these methods out with --methods"
-)
-
-# Hartmann constants (https://www.sfu.ca/~ssurjano/hart3.html, hart6.html).
-HARTMANN_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
-HARTMANN3_A = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
-HARTMANN3_P = 1e-4 * np.array(
-    [[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381, 5743, 8828]]
-)
-HARTMANN6_A = np.array(
-    [
-        [10, 3, 17, 3.5, 1.7, 8],
-        [0.05, 10, 17, 0.1, 8, 14],
-        [3, 3.5, 1.7, 10, 17, 8],
-        [17, 8, 0.05, 10, 0.1, 14],
-    ]
-)
-HARTMANN6_P = 1e-4 * np.array(
-    [
-        [1312, 1696, 5569, 124, 8283, 5886],
-        [2329, 4135, 8307, 3736, 1004, 9991],
-        [2348, 1451, 3522, 2883, 3047, 6650],
-        [4047, 8828, 8732, 5743, 1091, 381],
-    ]
-)
 
 
 # -- problems -------------------------------------------------------------------------------------
@@ -129,12 +112,6 @@ class Problem:
     @property
     def n_initial(self) -> int:
         return GPUCBSampler().initial_trials(self.candidates.shape[1])
-
-
-def hartmann(X: np.ndarray, A: np.ndarray, P: np.ndarray) -> np.ndarray:
-    """sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2): the Hartmann function, sign flipped."""
-    inner = np.einsum("ij,nij->ni", A, (X[:, None, :] - P[None]) ** 2)
-    return np.exp(-inner) @ HARTMANN_ALPHA
 
 
 def make_problem(name: str, seed: int) -> Problem:
@@ -274,28 +251,6 @@ def run_method(method: str, p: Problem, budget: int, seed: int):
     return run_optuna(p, budget, seed, method.removeprefix("optuna-"))
 
 
-# -- the results file -----------------------------------------------------------------------------
-def load_results(path: str) -> list[dict]:
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"not a results file of this script (format {FORMAT!r})")
-    return data["runs"]
-
-
-def save_results(path: str, runs: list[dict]) -> None:
-    """Write atomically: an interrupted run leaves the previous file whole."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".study-regret-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"format": FORMAT, "runs": runs}, fh)
-    os.chmod(tmp, 0o644)  # mkstemp's 0600 would make the results private to this user
-    os.replace(tmp, path)
-
-
 def record(method: str, p: Problem, seed: int, rows: list[int], seconds: list[float]) -> dict:
     values = p.values[rows]
     return {
@@ -337,7 +292,7 @@ def run_all(args, runs: list[dict]) -> list[dict]:
                 start = time.perf_counter()
                 rows, seconds = run_method(method, p, args.budget, seed)
                 done[(name, method, seed)] = record(method, p, seed, rows, seconds)
-                save_results(args.out, list(done.values()))
+                save_results(args.out, list(done.values()), FORMAT, ".study-regret-")
                 print(
                     f"  {name:9s} {method:10s} seed {seed:3d}: regret@{args.budget} "
                     f"{done[(name, method, seed)]['regret'][-1]:.4g} "
@@ -348,31 +303,10 @@ def run_all(args, runs: list[dict]) -> list[dict]:
 
 
 # -- the tables -----------------------------------------------------------------------------------
-def summarise(runs: list[dict], problem: str, method: str, seeds: int, budget: int):
-    """{T: (mean regret, standard error)} and the mean model-based seconds per suggestion."""
-    mine = [r for r in runs if r["problem"] == problem and r["method"] == method]
-    mine = [r for r in mine if r["seed"] < seeds and r["budget"] >= budget]
-    if not mine:
-        return None
-    regret = {}
-    for T in checkpoints(budget):
-        at = np.array([r["regret"][T - 1] for r in mine])
-        se = at.std(ddof=1) / math.sqrt(len(at)) if len(at) > 1 else float("nan")
-        regret[T] = (float(at.mean()), float(se))
-    skip = 0 if method == "random" else mine[0]["n_initial"]
-    times = [s for r in mine for s in r["ask_seconds"][skip:budget]]
-    return regret, (float(np.mean(times)) if times else float("nan")), len(mine)
-
-
-def checkpoints(budget: int) -> list[int]:
-    return [t for t in CHECKPOINTS if t <= budget] or [budget]
-
-
 def print_tables(runs: list[dict], args) -> None:
     Ts = checkpoints(args.budget)
     for problem in args.problems:
-        rows = {m: summarise(runs, problem, m, args.seeds, args.budget) for m in args.methods}
-        rows = {m: s for m, s in rows.items() if s is not None}
+        rows = summarise_methods(runs, problem, args)
         if not rows:
             continue
         first = next(r for r in runs if r["problem"] == problem)
@@ -380,57 +314,12 @@ def print_tables(runs: list[dict], args) -> None:
             f"\n{problem}: n = {first['n_candidates']}, d = {first['d']}, initial design "
             f"{first['n_initial']}, budget {args.budget}; simple regret mean ± s.e. over seeds"
         )
-        print(f"| method | seeds | {' | '.join(f'T = {T}' for T in Ts)} | s / suggestion |")
-        print(f"|---|---|{'---|' * len(Ts)}---|")
-        for m, (regret, sec, count) in rows.items():
-            cells = " | ".join(f"{regret[T][0]:.4g} ± {regret[T][1]:.2g}" for T in Ts)
-            print(f"| {m} | {count} | {cells} | {sec * 1e3:.3g} ms |")
-        print_ratios(rows, Ts)
-
-
-def print_ratios(rows: dict, Ts: list[int]) -> None:
-    """Per baseline and T: our mean regret / its mean regret, and "ok" when ours <= its mean +
-    its standard error (within its s.e. or better); then its time per suggestion / ours."""
-    for name in [m for m in OURS if m in rows]:
-        ours, our_sec, _ = rows[name]
-        print(f"\n| {name} vs | {' | '.join(f'regret ratio T = {T}' for T in Ts)} | time ratio |")
-        print(f"|---|{'---|' * len(Ts)}---|")
-        for base in [m for m in rows if m not in (*OURS, "random")]:
-            theirs, their_sec, _ = rows[base]
-            cells = []
-            for T in Ts:
-                (a, _), (b, se) = ours[T], theirs[T]
-                ratio = "0 / 0" if a == b == 0 else (f"{a / b:.2f}" if b > 0 else "inf")
-                ok = "ok" if a <= b + (0.0 if math.isnan(se) else se) else "WORSE"
-                cells.append(f"{ratio} ({ok})")
-            print(f"| {base} | {' | '.join(cells)} | {their_sec / our_sec:.3g}x |")
+        print_regret_table(rows, Ts, 4, lambda sec: f"{sec * 1e3:.3g} ms")
+        for name in [m for m in OURS if m in rows]:
+            print_ratios(rows, name, Ts, exclude=(*OURS, "random"))
 
 
 # -- entry point ----------------------------------------------------------------------------------
-def limit_threads(n: int, methods: list[str]):
-    """torch and every BLAS / OpenMP pool of this process to ``n`` threads (kept alive)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        sys.exit("--threads needs threadpoolctl: pip install threadpoolctl")
-    if any(m in ("botorch", "optuna-gp") for m in methods):
-        import torch
-
-        torch.set_num_threads(n)
-    return threadpool_limits(limits=n)
-
-
-def check_imports(methods: list[str]) -> None:
-    needed = {"botorch": ("torch", "botorch", "gpytorch"), "optuna-gp": ("torch", "optuna"),
-              "optuna-tpe": ("optuna",)}  # fmt: skip
-    for m in methods:
-        for module in needed.get(m, ()):
-            try:
-                __import__(module)
-            except ImportError:
-                sys.exit(f"method {m!r} needs {module!r}, which does not import. {INSTALL_HINT}")
-
-
 def parse(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--problems", nargs="+", choices=PROBLEMS, default=list(PROBLEMS))
@@ -450,10 +339,7 @@ def main(argv=None) -> None:
     args = parse(argv)
     check_imports(args.methods)
     limits = limit_threads(args.threads, args.methods)  # noqa: F841 - held for the whole run
-    try:
-        previous = load_results(args.out)
-    except (ValueError, KeyError) as exc:  # not ours, or torn by hand: say so, touch nothing
-        sys.exit(f"--out {args.out!r}: cannot resume from it ({exc!r}); choose another file")
+    previous = resume(args.out, FORMAT)
     runs = run_all(args, previous)
     print(f"\nresults: {args.out}; threads: {args.threads}")
     print_tables(runs, args)

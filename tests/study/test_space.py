@@ -419,7 +419,7 @@ def test_a_schema_2_database_is_migrated_and_takes_space_studies(tmp_path):
     assert [t.row for t in old.trials] == asked and old.space is None
     with sqlite3.connect(path) as conn:
         version = conn.execute("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
-        assert version.fetchone()[0] == str(SCHEMA_VERSION) == "3"
+        assert version.fetchone()[0] == str(SCHEMA_VERSION) == "4"
     spaced = create_study(space=MIXED, storage=path, name="space", direction="minimize")
     _run(spaced, 3)
     assert len(load_study(storage=path, name="space").trials) == 3
@@ -525,3 +525,46 @@ def test_a_space_study_on_postgresql_asks_what_sqlite_asks(tmp_path, postgres_ur
     assert [t.params for t in load_study(storage=postgres_url).trials] == [
         t.params for t in local.trials
     ]
+
+
+def test_the_polish_never_returns_a_told_point():
+    """L-BFGS-B stops on a bound: a rising objective told at x = 1 pulls the polish there."""
+    from frontierbo.study.samplers import GPUCBSampler, SpaceHistory, _DictFits, suggest_point
+
+    space = Space([Float("x", 0, 1)])
+    told = np.array([[0.0], [0.3], [0.6], [1.0]])
+    history = SpaceHistory(space, told, np.array([0.0, 0.9, 1.8, 3.0]), np.empty((0, 1)), 4)
+    for beta in (1e-6, 1.0):
+        z, _ = suggest_point(GPUCBSampler(beta=beta, n_initial=2), history, 0, _DictFits())
+        assert 0.6 < z[0] < 1.0  # the best new point: as high as possible, not the told x = 1
+
+
+def test_ucb_refuses_a_zero_beta_when_made():
+    from frontierbo.study.samplers import make_sampler
+
+    with pytest.raises(ValueError, match=r"beta must be in \(0, inf\)"):
+        make_sampler("gp-ucb", {"beta": 0})
+
+
+def test_a_space_study_holds_the_kernel_variance_and_a_row_study_fits_it(tmp_path):
+    from frontierbo.study.samplers import make_sampler
+
+    def fitted_variances(study) -> set:
+        with study.storage.transaction(write=False) as ex:
+            rows = ex("SELECT hyperparameters FROM frontierbo_fits WHERE study_id = :s",
+                      {"s": study.study_id})  # fmt: skip
+        return {json.loads(r[0])["variance"] for r in rows if "neg_log_posterior" in r[0]}
+
+    objective = lambda t: float(np.sin(5 * t.x[0]) + t.x[1])  # noqa: E731
+    spaced = create_study(space=[Float("a", 0, 1), Float("b", 0, 1)], storage=tmp_path / "s.db")
+    spaced.optimize(objective, n_trials=8)
+    assert fitted_variances(spaced) == {1.0}
+    rows = create_study(np.random.default_rng(0).random((50, 2)), storage=tmp_path / "r.db")
+    rows.optimize(objective, n_trials=8)
+    assert fitted_variances(rows) and 1.0 not in fitted_variances(rows)
+    held = create_study(np.random.default_rng(0).random((50, 2)), storage=tmp_path / "h.db",
+                        settings={"fit_variance": False})  # fmt: skip
+    held.optimize(objective, n_trials=8)
+    assert fitted_variances(held) == {1.0}
+    with pytest.raises(ValueError, match="fit_variance must be true, false or null, got 'yes'"):
+        make_sampler("gp-ei", {"fit_variance": "yes"})

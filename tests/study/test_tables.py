@@ -17,7 +17,6 @@ from frontierbo.study.tables import (
     id_named,
     load_table,
     read_candidates,
-    save_table,
 )
 
 
@@ -299,20 +298,54 @@ def test_a_large_file_loads(tmp_path):
 
 
 # -- a study's table --------------------------------------------------------------------------
-def test_a_study_keeps_its_table(tmp_path):
+def test_a_study_keeps_its_table_and_its_trials_are_typed(tmp_path):
     from frontierbo.study.create import create_study, load_study
 
     table = read_candidates(write(tmp_path, MIXED))
     db = tmp_path / "s.db"
-    study = create_study(table.X, storage=db, columns=table.names, algorithm="random")
-    assert load_table(study) is None  # a study of a plain matrix
-    with study.storage.transaction(write=True) as ex:
-        save_table(ex, study.study_id, table)
-    stored = load_table(load_study(storage=db))
+    plain = create_study(table.X, storage=db, name="plain", algorithm="random")
+    assert plain.table is None  # a study of a plain matrix: its columns' floats
+    trial = plain.ask()
+    assert trial.params == dict(zip(plain.columns, map(float, trial.x), strict=True))
+    create_study(table, storage=db, algorithm="random", seed=3)
+    study = load_study(storage=db, name="default")
+    stored = study.table
     assert stored.names == table.names and stored.describe() == table.describe()
     for i in range(len(table)):
         assert stored.params(i) == table.params(i)
         assert stored.carried_values(i) == table.carried_values(i)
+    study.optimize(lambda t: float(t.params["temp"]), n_trials=4)
+    for t in load_study(
+        storage=db, name="default"
+    ).trials:  # Python gets what `ask` prints: typed values
+        assert t.params == table.params(t.row) and t.carried == table.carried_values(t.row)
+        assert type(t.params["n"]) is int and type(t.params["ok"]) is bool
+        assert t.to_dict()["carried"] == t.carried
+    with study.storage.transaction(write=False) as ex:
+        assert load_table(ex, plain.study_id, plain.candidates, plain.columns) is None
+
+
+def test_a_schema_3_database_gets_the_tables_table(tmp_path):
+    """Schema 3 created ``frontierbo_tables`` with the first CSV study; 4 has it always."""
+    import sqlite3
+
+    from frontierbo.study.create import create_study, load_study
+    from frontierbo.study.storage import SCHEMA_VERSION
+
+    db = tmp_path / "s.db"
+    create_study(np.eye(3), storage=db, algorithm="random").storage.close()
+    with sqlite3.connect(db) as conn:  # as schema 3 left a database of plain matrices
+        conn.executescript(
+            """DROP TABLE frontierbo_tables;
+            UPDATE frontierbo_meta SET value = '3' WHERE key = 'schema_version';"""
+        )
+    assert load_study(storage=db).table is None
+    with sqlite3.connect(db) as conn:
+        version = conn.execute("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
+        assert version.fetchone()[0] == str(SCHEMA_VERSION) == "4"
+    table = read_candidates(write(tmp_path, MIXED))
+    create_study(table, storage=db, name="csv", algorithm="random")
+    assert load_study(storage=db, name="csv").table.carried == table.carried
 
 
 # -- the shell ----------------------------------------------------------------------------------

@@ -19,7 +19,14 @@ from scipy.linalg import cho_factor, cho_solve, lapack
 from scipy.optimize import minimize
 
 from frontierbo._threads import one_blas_thread
-from frontierbo._validation import SeedLike, as_generator, check_int, check_matrix, check_vector
+from frontierbo._validation import (
+    SeedLike,
+    as_generator,
+    check_int,
+    check_matrix,
+    check_real,
+    check_vector,
+)
 from frontierbo.core.kernels import StationaryKernel, make_kernel
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -230,6 +237,7 @@ def fit_hyperparameters(
     priors: LogNormalPriors | None = None,
     subset: str = "fixed",
     initial: np.ndarray | None = None,
+    variance: float | None = None,
 ) -> FitResult:
     """Maximum-marginal-likelihood fit of a stationary kernel, constant mean and noise.
 
@@ -257,6 +265,9 @@ def fit_hyperparameters(
         on fewer points): they replace the last start (clipped into the bounds; with one
         restart, the only one), so a refit after one more observation starts next to its
         optimum.
+    variance : None (default) to fit the kernel's variance with the rest; a number holds it
+        there (BoTorch's ``SingleTaskGP`` since 0.12 has no output scale: variance 1 on
+        standardised outputs, Hvarfner et al. 2024).
     """
     X = check_matrix(X, "X", min_rows=2)
     y = check_vector(y, "y", length=X.shape[0])
@@ -270,7 +281,9 @@ def fit_hyperparameters(
         X, y = X[keep], y[keep]
     d = X.shape[1]
     template = make_kernel(kernel, np.ones(d) if ard else 1.0, 1.0)
-    objective = _Objective(template, priors, min_noise_variance, callback)
+    if variance is not None:
+        variance = check_real(variance, "variance", low=0.0)
+    objective = _Objective(template, priors, min_noise_variance, callback, variance)
     if subset == "fixed" or X.shape[0] <= ADAPTIVE_START:
         return objective.fit(X, y, rng, n_restarts, last=initial)
     order = rng.permutation(X.shape[0])
@@ -300,13 +313,19 @@ ADAPTIVE_TOLERANCE = 0.05
 class _Objective:
     """Restarted L-BFGS-B on the (MAP or ML) negative log likelihood of one model."""
 
-    def __init__(self, template, priors, min_noise_variance, callback):
+    def __init__(self, template, priors, min_noise_variance, callback, variance=None):
         self.template, self.priors = template, priors
         self.min_noise, self.callback = min_noise_variance, callback
+        self.variance = variance
 
     def fit(self, X, y, rng, n_restarts, x0=None, return_theta=False, last=None):
         n_ls = np.size(self.template.lengthscale)
         bounds, starts = _bounds_and_starts(X, y, n_ls, n_restarts, rng, self.min_noise)
+        if self.variance is not None:  # held: L-BFGS-B keeps a coordinate with equal bounds
+            log_variance = float(np.log(self.variance))
+            bounds[0] = (log_variance, log_variance)
+            for start in starts:
+                start[0] = log_variance
         lo, hi = np.array([b[0] for b in bounds]), np.array([b[1] for b in bounds])
         if x0 is not None:  # warm start from a previous optimum, inside this data's bounds
             starts[0] = np.clip(x0, lo, hi)

@@ -296,19 +296,12 @@ def _load(args):
 
 
 def _ask(args) -> str:
-    from frontierbo.study.tables import load_table
-
     study = _load(args)
     trial = study.ask()
-    if study.space is not None:  # no rows: the typed params
-        out = {"trial": trial.number, "params": trial.params}
-        return json.dumps(out | ({"request": trial.request} if trial.request else {}))
-    out = {"trial": trial.number, "row": trial.row, "params": trial.params}
-    table = load_table(study)
-    if table is not None:  # typed params (ints, categories) and the row's IDs and text
-        out["params"] = table.params(trial.row)
-        if table.carried:
-            out["carried"] = table.carried_values(trial.row)
+    row = {} if trial.row is None else {"row": trial.row}  # a space study has no rows
+    out = {"trial": trial.number, **row, "params": trial.params}
+    if trial.carried:  # a CSV's IDs and text
+        out["carried"] = trial.carried
     if trial.request:  # how to evaluate it (e.g. Q-GP-UCB's accuracy)
         out["request"] = trial.request
     return json.dumps(out)
@@ -328,33 +321,22 @@ def _tell(args) -> str:
 
 def _show(args) -> str:
     from frontierbo.io import markdown_table
-    from frontierbo.study.tables import load_table
 
     study = _load(args)
     if study.space is not None:
         return _show_space(study, args.json)
     trials = study.trials
-    table = load_table(study)  # a CSV's study: typed features and the carried IDs / text
-
-    def typed(t) -> dict:
-        if table is None:
-            return {"params": t.params, "carried": {}}
-        return {"params": table.params(t.row), "carried": table.carried_values(t.row)}
-
     if args.json:
-        trials_json = [t.to_dict() | (typed(t) if table is not None else {}) for t in trials]
-        return json.dumps({"study": study.name, "trials": trials_json})
+        return json.dumps({"study": study.name, "trials": [t.to_dict() for t in trials]})
     best = study.best_trial
+    table = study.table  # a CSV's study: typed features and the carried IDs / text
     carried = [] if table is None else list(table.carried)
     features = study.columns if table is None else [c.name for c in table.features]
-    body = []
-    for t in trials:
-        row = typed(t)
-        body.append(
-            [str(t.number), str(t.row), *map(_cell, row["carried"].values()),
-             *map(_cell, row["params"].values()), t.state,
-             "" if t.value is None else f"{t.value:g}"]
-        )  # fmt: skip
+    body = [
+        [str(t.number), str(t.row), *(_cell(t.carried[c]) for c in carried),
+         *map(_cell, t.params.values()), t.state, "" if t.value is None else f"{t.value:g}"]
+        for t in trials
+    ]  # fmt: skip
     header = ["trial", "row", *carried, *features, "state", "value"]
     kinds = "r" * len(features) if table is None else "".join(
         "l" if c.kind == "categorical" else "r" for c in table.features
@@ -366,7 +348,7 @@ def _show(args) -> str:
         markdown_table(header, body, "rr" + "l" * len(carried) + kinds + "lr"),
     ]
     if best is not None:
-        ids = "".join(f", {k} {v}" for k, v in typed(best)["carried"].items())
+        ids = "".join(f", {k} {v}" for k, v in best.carried.items())
         lines += ["", f"best: trial {best.number}, row {best.row}{ids}, value {best.value:g}"]
     privacy = getattr(study.sampler, "privacy", None)
     guarantee = privacy() if privacy is not None else None

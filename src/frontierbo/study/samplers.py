@@ -262,6 +262,10 @@ class GPSampler:
     #: largest range (distances kept up to one factor, so the priors see unit-sized inputs);
     #: "none": the candidates as given (the priors assume unit-sized inputs)
     scaling: str = "unit-cube"
+    #: fit the kernel's variance (True), or hold it at 1, the standardised values' variance
+    #: (False: BoTorch's SingleTaskGP since 0.12, which has no output scale); None: fitted
+    #: on candidate rows, held on a search space (what measured better on each, docs/studies.md)
+    fit_variance: bool | None = None
 
     def __post_init__(self):
         if self.n_initial is not None:
@@ -272,6 +276,8 @@ class GPSampler:
         check_int(self.fit_restarts, "fit_restarts", low=1)
         if not isinstance(self.ard, bool):
             raise ValueError(f"ard must be true or false, got {self.ard!r}")
+        if self.fit_variance is not None and not isinstance(self.fit_variance, bool):
+            raise ValueError(f"fit_variance must be true, false or null, got {self.fit_variance!r}")
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
 
@@ -348,6 +354,7 @@ class GPSampler:
 
             return value_and_gradient
 
+        taken = set(row_keys(h.candidates[np.concatenate([h.rows, h.pending])]))
         best, best_value = starts[0], at(starts[0])(starts[0][free])[0]
         with one_blas_thread():  # t x t solves: a second BLAS thread only synchronises
             for start in starts:
@@ -357,8 +364,10 @@ class GPSampler:
                     maxiter=POLISH_ITERATIONS,
                 )  # fmt: skip
                 if value > best_value:
-                    best, best_value = start.copy(), value
-                    best[free] = x
+                    z = start.copy()
+                    z[free] = x
+                    if row_keys(z[None])[0] not in taken:  # L-BFGS-B may stop on a bound
+                        best, best_value = z, value
         return best
 
     def posterior(self, h: History, context: SuggestContext) -> FiniteDomainGP:
@@ -388,6 +397,10 @@ class GPSampler:
         if self.scaling == "common":
             return candidates / common_scale(candidates)
         return candidates
+
+    def fits_variance(self, h: History) -> bool:
+        """Whether the fit includes the kernel's variance (``fit_variance``; None: on rows)."""
+        return h.space is None if self.fit_variance is None else self.fit_variance
 
     def hyperparameters(self, X, h: History, context: SuggestContext) -> dict:
         """The MAP fit on the observations at the last scheduled count (cached in the study)."""
@@ -419,6 +432,7 @@ class GPSampler:
             min_noise_variance=1e-6,
             priors=priors,
             initial=_previous_optimum(context.fits.get(t_fit - self.refit_every), y_mean, y_std),
+            variance=None if self.fits_variance(h) else 1.0,
         )
         hyper = {
             "variance": float(fit.kernel.variance),
@@ -447,7 +461,7 @@ class GPUCBSampler(GPSampler):
     def __post_init__(self):
         super().__post_init__()
         if self.beta != "srinivas":
-            check_real(self.beta, "beta", low=0.0, low_open=False)
+            check_real(self.beta, "beta", low=0.0)
         check_real(self.delta, "delta", low=0.0, high=1.0)
 
     def width(self, gp: FiniteDomainGP, h: History) -> float:

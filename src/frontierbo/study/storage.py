@@ -22,10 +22,13 @@ Tables (portable types; ``candidates`` is a base64 ``.npy``, so no BLOB dialects
 * ``frontierbo_fits``: hyperparameters fitted after ``t`` observations (a cache: a fit is a
   deterministic function of the data and the seed, so a resumed or parallel study finds the
   same values).
+* ``frontierbo_tables``: for a study made from a CSV (:mod:`frontierbo.study.tables`), its
+  columns' kinds, categories and carried values (JSON), so that trials come back typed.
 
 Older files are migrated in place, in one transaction, when opened: schema 1 -> 2 rebuilds the
 trials table without the UNIQUE constraint and with ``request``; 2 -> 3 adds the space
-columns (``space``, ``params``, ``point``, NULL for the studies of candidate rows).
+columns (``space``, ``params``, ``point``, NULL for the studies of candidate rows); 3 -> 4
+creates ``frontierbo_tables`` where no CSV study had created it yet.
 
 SQLite runs in WAL mode with a busy timeout of :data:`BUSY_TIMEOUT` seconds (plain paths and
 SQLAlchemy ``sqlite+...://`` URLs alike), and every write takes the database's write lock first
@@ -51,13 +54,16 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Seconds a writer waits for another's transaction before giving up.
 BUSY_TIMEOUT = 60.0
 #: Write transactions :meth:`Storage.write_retrying` runs before a key conflict is an error;
 #: every round lets at least one of the competing writers commit.
 CONFLICT_ATTEMPTS = 10
 
+_TABLES_TABLE = """CREATE TABLE IF NOT EXISTS frontierbo_tables (
+    study_id INTEGER PRIMARY KEY REFERENCES frontierbo_studies (study_id),
+    description TEXT NOT NULL)"""
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS frontierbo_meta (
         key VARCHAR(64) PRIMARY KEY,
@@ -95,8 +101,12 @@ _SCHEMA = (
         observations INTEGER NOT NULL,
         hyperparameters TEXT NOT NULL,
         PRIMARY KEY (study_id, observations))""",
+    _TABLES_TABLE,
 )
-TABLES = ("frontierbo_meta", "frontierbo_studies", "frontierbo_trials", "frontierbo_fits")
+TABLES = (
+    "frontierbo_meta", "frontierbo_studies", "frontierbo_trials", "frontierbo_fits",
+    "frontierbo_tables",
+)  # fmt: skip
 _TRIAL_COLUMNS = "study_id, number, row_index, state, value, asked_at, told_at, offers"
 #: Schema 1 -> 2: the trials table without UNIQUE (study_id, row_index) and with ``request``
 #: (portable SQL: copy into a new table, drop the old one, rename; one transaction). The
@@ -125,6 +135,12 @@ _MIGRATE_2_TO_3 = (
     "ALTER TABLE frontierbo_trials ADD COLUMN params TEXT",
     "ALTER TABLE frontierbo_trials ADD COLUMN point TEXT",
     "UPDATE frontierbo_meta SET value = '3' WHERE key = 'schema_version'",
+)
+#: Schema 3 -> 4: the typed description of a CSV's candidate table (schema 3 created this
+#: table with the first such study; now every database has it).
+_MIGRATE_3_TO_4 = (
+    _TABLES_TABLE,
+    "UPDATE frontierbo_meta SET value = '4' WHERE key = 'schema_version'",
 )
 
 
@@ -241,10 +257,6 @@ class Storage:
     def close(self) -> None:
         self._backend.close()
 
-    def table_names(self, ex) -> set[str]:
-        """The tables of the database, read inside the transaction ``ex``."""
-        return self._backend.table_names(ex)
-
     @contextlib.contextmanager
     def transaction(self, *, write: bool, study_id: int | None = None) -> Iterator[_Executor]:
         with self._lock, self._backend.transaction(write=write, study_id=study_id) as ex:
@@ -331,7 +343,7 @@ class Storage:
 
     @staticmethod
     def _migrate(ex, found: int) -> None:
-        steps = {1: _MIGRATE_1_TO_2, 2: _MIGRATE_2_TO_3}
+        steps = {1: _MIGRATE_1_TO_2, 2: _MIGRATE_2_TO_3, 3: _MIGRATE_3_TO_4}
         for version in range(found, SCHEMA_VERSION):
             for statement in steps[version]:
                 ex(statement)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
@@ -47,6 +47,7 @@ from frontierbo.study.samplers import (
 )
 from frontierbo.study.space import Space
 from frontierbo.study.storage import Storage
+from frontierbo.study.tables import load_table
 
 STATES = ("pending", "complete")
 
@@ -54,9 +55,11 @@ STATES = ("pending", "complete")
 @dataclass(frozen=True)
 class Trial:
     """One evaluation: ``number`` (0, 1, ... in ask order), the candidate ``row`` and its
-    features ``x`` (also by column name in ``params``) — in a study over a search space
-    ``row`` is None, ``params`` the typed values by parameter name and ``x`` the point in the
-    space's unit-cube encoding —, ``state`` and ``value`` once told,
+    features ``x`` (also by column name in ``params``; in a study made from a CSV, ``params``
+    are the row's typed features: ints, bools, categories as written, and ``carried`` its ID
+    and text columns) — in a study over a search space ``row`` is None, ``params`` the typed
+    values by parameter name and ``x`` the point in the space's unit-cube encoding —,
+    ``state`` and ``value`` once told,
     ``asked_at`` / ``told_at`` (Unix seconds), how many times it was ``offers``-ed, and the
     sampler's ``request`` (how to evaluate it, e.g. ``{"accuracy": 0.1}`` for Q-GP-UCB; ``{}``
     for most samplers). In a study whose sampler privatises tells, ``value`` is the privatised
@@ -72,13 +75,16 @@ class Trial:
     told_at: float | None
     offers: int
     request: dict
+    carried: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         row = {} if self.row is None else {"row": self.row}
+        carried = {"carried": self.carried} if self.carried else {}
         return {
             "trial": self.number,
             **row,
             "params": self.params,
+            **carried,
             "request": self.request,
             "state": self.state,
             "value": self.value,
@@ -127,11 +133,14 @@ class Study:
         #: the search space (None for a study of candidate rows)
         self.space = None if space is None else Space.loads(space)
         if self.space is not None:  # no rows: trials hold their params and encoded points
-            self.candidates = None
+            self.candidates = self.table = None
             self._kept = self._distinct_of = self._distinct = None
             return
         self.candidates = array_from_text(blob)
         self.candidates.flags.writeable = False
+        with storage.transaction(write=False) as ex:
+            #: the CSV the study was made from (typed params, carried columns), or None
+            self.table = load_table(ex, self.study_id, self.candidates, self.columns)
         # the sampler sees the distinct rows only; the first of equal rows stands for them all
         self._kept, self._distinct_of = distinct_rows(self.candidates)
         if self._kept.size == self.candidates.shape[0]:
@@ -271,14 +280,23 @@ class Study:
 
     def _trial(self, r: tuple) -> Trial:
         number, row, state, value, asked_at, told_at, offers, request, params, point = r
-        if self.space is None:
+        carried = {}
+        if self.table is not None:
+            x, params, carried = (
+                self.candidates[row],
+                self.table.params(row),
+                self.table.carried_values(row),
+            )
+        elif self.space is None:
             x = self.candidates[row]
             params = {name: float(v) for name, v in zip(self.columns, x, strict=True)}
         else:
             x, params, row = np.array(json.loads(point), dtype=float), json.loads(params), None
             x.flags.writeable = False
         request = json.loads(request) if request else {}
-        return Trial(number, row, x, params, state, value, asked_at, told_at, offers, request)
+        return Trial(
+            number, row, x, params, state, value, asked_at, told_at, offers, request, carried
+        )
 
     def _check_sequential(self, trials: list[tuple]) -> None:
         """A sequential sampler chooses from the previous value: no ask while one is pending."""

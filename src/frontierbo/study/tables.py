@@ -285,38 +285,20 @@ def read_candidates(
 
 
 # -- a study's table ---------------------------------------------------------------------------
-#: One row per study made from a :class:`CandidateTable` (a study of a plain matrix has none):
-#: its columns and carried values as :meth:`CandidateTable.to_json`. Created by the first such
-#: study, so a database of older studies needs nothing new, and an older frontierbo that
-#: ignores it still runs the study (its asks print the model's columns, untyped).
-TABLE_SCHEMA = """CREATE TABLE IF NOT EXISTS frontierbo_tables (
-    study_id INTEGER PRIMARY KEY REFERENCES frontierbo_studies (study_id),
-    description TEXT NOT NULL)"""
-
-
 def save_table(ex, study_id: int, table: CandidateTable) -> None:
-    """Store ``table``'s description for ``study_id`` (in the transaction that inserts it)."""
-    ex(TABLE_SCHEMA)
+    """Store ``table``'s description for ``study_id`` (in the transaction that inserts it;
+    ``frontierbo_tables``, :mod:`frontierbo.study.storage`)."""
     ex(
         "INSERT INTO frontierbo_tables (study_id, description) VALUES (:s, :d)",
         {"s": study_id, "d": table.to_json()},
     )
 
 
-def load_table(study) -> CandidateTable | None:
-    """The table a study was created from (typed rows, carried values), or None for a study
-    of a plain matrix."""
-    store = study.storage
-    with store.transaction(write=False) as ex:
-        if "frontierbo_tables" not in store.table_names(ex):
-            return None
-        rows = ex(
-            "SELECT description FROM frontierbo_tables WHERE study_id = :s",
-            {"s": study.study_id},
-        )
-    if not rows:
-        return None
-    return CandidateTable.from_json(rows[0][0], study.candidates, study.columns)
+def load_table(ex, study_id: int, X: np.ndarray, names: list[str]) -> CandidateTable | None:
+    """The table study ``study_id`` was created from (typed rows, carried values) around its
+    stored matrix ``X`` and column ``names``, or None for a study of a plain matrix."""
+    rows = ex("SELECT description FROM frontierbo_tables WHERE study_id = :s", {"s": study_id})
+    return CandidateTable.from_json(rows[0][0], X, names) if rows else None
 
 
 # -- reading ------------------------------------------------------------------------------------
