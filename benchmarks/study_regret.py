@@ -141,8 +141,9 @@ def run_ours(
     rows, seconds = [], []
     with tempfile.TemporaryDirectory(prefix="study-regret-") as folder:
         study = create_study(
-            p.candidates, storage=os.path.join(folder, "study.db"), algorithm=algorithm, seed=seed
-        )
+            p.candidates, storage=os.path.join(folder, "study.db"), algorithm=algorithm,
+            seed=seed, direction="maximize",
+        )  # fmt: skip
         for _ in range(budget):
             start = time.perf_counter()
             trial = study.ask()

@@ -161,7 +161,8 @@ def test_initialising_a_database_another_process_is_initialising(postgres_url):
 def test_the_shell_workflow_on_a_database_url(cli, write_csv, postgres_url):
     rows = [[f"{a:.4f}", f"{b:.4f}"] for a, b in _rows(30, 2)]
     path = write_csv(["temp", "time"], rows)
-    status, out, err = cli(["study", "create", "--candidates", path, "--storage", postgres_url])
+    status, out, err = cli(["study", "create", "--candidates", path, "--storage", postgres_url,
+                            "--direction", "maximize"])  # fmt: skip
     assert status == 0, err
     asked_rows, values = [], []
     for k in range(3):

@@ -439,7 +439,8 @@ def test_the_shell_workflow_over_a_space(cli, tmp_path):
         status, out, err = cli(["ask", "--storage", db])
         assert status == 0, err
         trial = json.loads(out)
-        assert set(trial) == {"trial", "params"} and trial["trial"] == k
+        assert set(trial) == {"trial", "params", "direction"} and trial["trial"] == k
+        assert trial["direction"] == "minimize"
         assert type(trial["params"]["layers"]) is int and type(trial["params"]["act"]) is str
         asked.append(trial["params"])
         value = mixed_objective(trial["params"])

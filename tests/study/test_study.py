@@ -31,7 +31,8 @@ def _objective(trial):
 
 @pytest.mark.parametrize("algorithm", ["gp-ei", "gp-ucb"])
 def test_gp_studies_find_the_best_row_of_branin(tmp_path, rows, algorithm):
-    study = create_study(rows, storage=tmp_path / "s.db", columns=["a", "b"], algorithm=algorithm)
+    study = create_study(rows, storage=tmp_path / "s.db", columns=["a", "b"], algorithm=algorithm,
+                         direction="maximize")  # fmt: skip
     assert create_study(rows, storage=tmp_path / "d.db").algorithm == "gp-ei"  # the default
     study.optimize(_objective, n_trials=40)
     trials = study.trials
@@ -58,7 +59,8 @@ def test_a_resumed_study_asks_what_an_uninterrupted_one_asks(tmp_path, rows):
 
 
 def test_fits_see_only_told_values(tmp_path, rows):
-    study = create_study(rows, storage=tmp_path / "s.db", settings={"n_initial": 3})
+    study = create_study(rows, storage=tmp_path / "s.db", settings={"n_initial": 3},
+                         direction="maximize")  # fmt: skip
     study.optimize(_objective, n_trials=8)
     con = sqlite3.connect(tmp_path / "s.db")
     fits = con.execute("SELECT observations, hyperparameters FROM frontierbo_fits").fetchall()
@@ -291,7 +293,7 @@ def test_log_expected_improvement_matches_the_closed_form_and_its_tail():
 
 
 def test_gp_ei_study_finds_the_best_row_of_branin(tmp_path, rows):
-    study = create_study(rows, storage=tmp_path / "s.db", algorithm="gp-ei")
+    study = create_study(rows, storage=tmp_path / "s.db", algorithm="gp-ei", direction="maximize")
     study.optimize(_objective, n_trials=40)
     assert study.best_value == pytest.approx(branin(rows).max())
     assert len({t.row for t in study.trials}) == 40

@@ -24,6 +24,8 @@ def test_the_shell_workflow(cli, write_csv, tmp_path):
     )  # fmt: skip
     assert status == 0, err
     assert "50 candidates, 2 features (temp, time)" in out
+    # Optuna's default, said where an Optuna user telling losses would look
+    assert "direction minimize (lower values are better; --direction maximize to maximise)" in out
     for k in range(4):
         status, out, err = cli(["ask", "--storage", db])
         assert status == 0, err
@@ -34,7 +36,10 @@ def test_the_shell_workflow(cli, write_csv, tmp_path):
         assert status == 0, err
     study = frontierbo.load_study(storage=db)
     assert [t.state for t in study.trials] == ["complete"] * 4
+    assert study.direction == "minimize" and asked["direction"] == "minimize"
+    assert study.best_value == min(t.value for t in study.trials)
     status, out, _ = cli(["study", "show", "--storage", db])
+    assert "(gp-ei, minimize)" in out
     # the text column 'note' is not a feature: carried, shown with its row
     assert status == 0 and "| trial | row | note | temp | time | state | value |" in out
     assert f"value {study.best_value:g}" in out

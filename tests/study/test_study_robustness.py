@@ -137,7 +137,7 @@ def test_an_infinite_pending_timeout_never_offers_a_trial_again(tmp_path, rows, 
             {"algorithm": "random", "settings": None},
             "algorithm: the study has 'gp-ucb', given 'random'",
         ),
-        ({"direction": "minimize"}, "direction: the study has 'maximize', given 'minimize'"),
+        ({"direction": "maximize"}, "direction: the study has 'minimize', given 'maximize'"),
         ({"seed": 4}, "seed: the study has 3, given 4"),
         ({"settings": {"beta": 2.0}}, "settings: the study has"),
         ({"columns": ["a", "c"]}, "columns: the study has \\['a', 'b'\\], given \\['a', 'c'\\]"),
@@ -152,7 +152,7 @@ def test_loading_refuses_a_changed_identity_setting(tmp_path, rows, changed, mes
     # the same values, or none given, load the study
     assert create_study(rows, storage=path, load_if_exists=True, **kwargs).seed == 3
     loaded = create_study(rows, storage=path, load_if_exists=True)
-    assert (loaded.algorithm, loaded.seed, loaded.direction) == ("gp-ucb", 3, "maximize")
+    assert (loaded.algorithm, loaded.seed, loaded.direction) == ("gp-ucb", 3, "minimize")
 
 
 def test_loading_applies_and_stores_a_changed_pending_timeout(tmp_path, rows, monkeypatch):
@@ -176,7 +176,7 @@ def test_cli_load_if_exists_refuses_or_applies_changed_settings(cli, write_csv, 
     for flag, value, message in [
         ("--seed", "5", "seed: the study has 2, given 5"),
         ("--algorithm", "gp-ei", "algorithm: the study has 'random', given 'gp-ei'"),
-        ("--direction", "minimize", "direction: the study has 'maximize', given 'minimize'"),
+        ("--direction", "maximize", "direction: the study has 'minimize', given 'maximize'"),
     ]:
         status, _, err = cli([*create, "--load-if-exists", flag, value])
         assert status == 2 and message in err and err.count("\n") == 1, err

@@ -87,7 +87,7 @@ def test_ldp_study_arms_are_those_of_the_algorithm_run_directly(tmp_path, rows):
     continuous run of the paper's algorithm on the same kernel and seed."""
     settings = {"horizon": 20, "B": 1.0, "c": 0.5, "lengthscale": 0.3}
     study = create_study(rows, storage=tmp_path / "s.db", algorithm="moma-gp-ucb",
-                         settings=settings, seed=2)  # fmt: skip
+                         settings=settings, seed=2, direction="maximize")  # fmt: skip
     noise = np.random.default_rng(9).standard_t(3, size=20) * 0.1
     for k in range(20):
         study_samplers._REPLAYS.clear()
@@ -182,7 +182,7 @@ def test_stage_samplers_ask_the_stages_of_their_algorithm(tmp_path, rows, algori
 
     settings = {"lengthscale": 0.3} if algorithm == "q-gp-ucb" else {}
     study = create_study(rows, storage=tmp_path / "s.db", algorithm=algorithm,
-                         settings=settings, seed=4)  # fmt: skip
+                         settings=settings, seed=4, direction="maximize")  # fmt: skip
     estimates = _run_stages(study, 8)
     trials = study.trials
     assert trials[0].request == {"accuracy": 1.0, "delta": 0.05, "initial": True}
@@ -202,7 +202,8 @@ def test_po_gp_ucb_study_with_public_hyperparameters_is_algorithm_2(tmp_path):
     Z = np.random.default_rng(3).normal(size=(60, 3))
     y = np.sin(Z[:, 0]) + 0.5 * Z[:, 1]
     hyper = {"lengthscale": 1.2, "signal_variance": 0.8, "noise_variance": 0.01, "prior_mean": 0.1}
-    study = create_study(Z, storage=tmp_path / "s.db", algorithm="po-gp-ucb", settings=hyper)
+    study = create_study(Z, storage=tmp_path / "s.db", algorithm="po-gp-ucb", settings=hyper,
+                         direction="maximize")  # fmt: skip
     study.optimize(lambda t: float(y[t.row]), n_trials=15)
     rows = [t.row for t in study.trials]
     n0 = study.sampler.initial_trials(3)

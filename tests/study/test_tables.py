@@ -353,7 +353,7 @@ def test_the_shell_reads_a_real_csv(cli, tmp_path):
     path = write(tmp_path, MIXED)
     db = tmp_path / "s.db"
     status, out, err = cli(["study", "create", "--candidates", path, "--storage", db,
-                            "--algorithm", "random"])  # fmt: skip
+                            "--algorithm", "random", "--direction", "maximize"])  # fmt: skip
     assert status == 0, err
     assert "4 candidates, 4 features (temp, n, solvent, ok)" in out
     assert "sample_id: carried (not a feature) (text, every value distinct)" in out

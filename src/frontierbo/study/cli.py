@@ -138,8 +138,9 @@ def _add_create(study) -> None:
         help="a setting of the algorithm, e.g. beta=2 or n_initial=5 (repeatable)",
     )
     create.add_argument(
-        "--direction", choices=("maximize", "minimize"), default=None, help="(maximize)"
-    )
+        "--direction", choices=("minimize", "maximize"), default=None,
+        help="minimize (default, as Optuna) or maximize the told values",
+    )  # fmt: skip
     create.add_argument("--seed", type=int, default=None, help="seed of the study (0)")
     create.add_argument(
         "--pending-timeout",
@@ -244,7 +245,7 @@ def _create(args) -> str:
     return (
         f"study {study.name!r} in {study.storage.url}: {X.shape[0]} candidates, "
         f"{len(names)} features ({', '.join(names)}), algorithm {study.algorithm}, "
-        f"pending timeout {timeout}, {len(study.trials)} trials so far\n"
+        f"{_direction(study)}, pending timeout {timeout}, {len(study.trials)} trials so far\n"
         "columns: " + "; ".join(table.describe())
     )
 
@@ -274,9 +275,16 @@ def _create_space(args) -> str:
     kinds = ", ".join(f"{p.name} ({_kind(p)})" for p in space.params)
     return (
         f"study {study.name!r} in {study.storage.url}: a space of {len(space)} params "
-        f"({kinds}), algorithm {study.algorithm}, {study.direction}, pending timeout "
+        f"({kinds}), algorithm {study.algorithm}, {_direction(study)}, pending timeout "
         f"{timeout}, {len(study.trials)} trials so far"
     )
+
+
+def _direction(study) -> str:
+    """The direction, and how to change it when it is the default (Optuna's minimize)."""
+    if study.direction == "minimize":
+        return "direction minimize (lower values are better; --direction maximize to maximise)"
+    return "direction maximize (higher values are better)"
 
 
 def _kind(param) -> str:
@@ -299,7 +307,7 @@ def _ask(args) -> str:
     study = _load(args)
     trial = study.ask()
     row = {} if trial.row is None else {"row": trial.row}  # a space study has no rows
-    out = {"trial": trial.number, **row, "params": trial.params}
+    out = {"trial": trial.number, **row, "params": trial.params, "direction": study.direction}
     if trial.carried:  # a CSV's IDs and text
         out["carried"] = trial.carried
     if trial.request:  # how to evaluate it (e.g. Q-GP-UCB's accuracy)

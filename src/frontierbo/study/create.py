@@ -28,6 +28,8 @@ from frontierbo.study.study import Study
 from frontierbo.study.tables import CandidateTable, save_table
 
 DIRECTIONS = ("maximize", "minimize")
+#: Optuna's default: a study told losses minimises them unless it is told otherwise.
+DEFAULT_DIRECTION = "minimize"
 DEFAULT_NAME = "default"
 DEFAULT_ALGORITHM = "gp-ei"
 #: Seconds a trial may stay pending before the next ask offers it again (its worker presumably
@@ -83,7 +85,7 @@ def create_study(
     ``algorithm`` / ``settings``: the sampler (``"gp-ei"``, the default, ``"gp-ucb"``,
     ``"random"`` or a system's: :func:`~frontierbo.study.samplers.available_samplers`) and its
     keyword arguments; ``columns``: feature names (default ``x0, x1, ...``); ``direction``:
-    ``"maximize"`` (default) or ``"minimize"``; ``seed`` (default 0); ``pending_timeout``:
+    ``"minimize"`` (default, as Optuna's) or ``"maximize"``; ``seed`` (default 0); ``pending_timeout``:
     seconds after which a pending trial is offered again (default
     :data:`DEFAULT_PENDING_TIMEOUT`, a day; ``math.inf``: never). Rows with the same features
     are one candidate (a warning says which rows repeat which).
@@ -161,7 +163,7 @@ def create_study(
         row = (study_id, name, chosen.name, json.dumps(chosen.settings()),
                int(0 if seed is None else seed), json.dumps(names), n, blob,
                sha, DEFAULT_PENDING_TIMEOUT if timeout is _UNSET else timeout, time.time(),
-               direction or DIRECTIONS[0], _version(), space_text)  # fmt: skip
+               direction or DEFAULT_DIRECTION, _version(), space_text)  # fmt: skip
         ex(
             f"INSERT INTO frontierbo_studies ({_STUDY_COLUMNS}) VALUES ("
             + ", ".join(f":a{i}" for i in range(len(row)))

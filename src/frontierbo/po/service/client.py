@@ -135,7 +135,8 @@ def run_modeler(url: str, token: str, iterations: int, out, seed: int = 0) -> di
         release = curator.release()
         study = create_study(
             release["Z"], storage=out / "modeler.db", algorithm="po-gp-ucb", name="modeler",
-            settings=modeler_settings(release), seed=seed, load_if_exists=True,
+            settings=modeler_settings(release), seed=seed, direction="maximize",
+            load_if_exists=True,
         )  # fmt: skip
         stopped = None
         for trial in [t for t in study.trials if t.state == "pending"]:  # a crash's leftovers
