@@ -66,17 +66,24 @@ def add_commands(top: argparse._SubParsersAction) -> None:
 
     tell = top.add_parser(
         "tell",
-        help="tell a study the value of a trial",
-        description="Record the value measured for a pending trial (once per trial).",
+        help="tell a study the value of a trial (or that it failed)",
+        description="Record the value measured for a pending trial (once per trial), or "
+        "--state fail (the evaluation failed: no value, the row is not offered again) or "
+        "--state abandoned (given up: the row may be asked again).",
     )
     _storage_arguments(tell)
     tell.add_argument("--trial", type=int, required=True, help="the trial number from ask")
     tell.add_argument(
         "--value",
         type=finite_float("--value"),
-        required=True,
-        help="the measured value (a finite number; negative ones as -3, -0.5 or -1e3)",
+        default=None,
+        help="the measured value (a finite number; negative ones as -3, -0.5 or -1e3); "
+        "required unless --state fail or abandoned",
     )
+    tell.add_argument(
+        "--state", choices=("complete", "fail", "abandoned"), default="complete",
+        help="complete (default: with --value), fail or abandoned (without --value)",
+    )  # fmt: skip
     tell.set_defaults(handler=_cli_errors(_tell))
 
 
@@ -280,6 +287,17 @@ def _create_space(args) -> str:
     )
 
 
+def _counts(trials) -> str:
+    """How many trials are pending, and failed or abandoned where there are any."""
+    counts = {
+        state: sum(t.state == state for t in trials) for state in ("pending", "fail", "abandoned")
+    }
+    words = {"pending": "pending", "fail": "failed", "abandoned": "abandoned"}
+    return ", ".join(
+        f"{n} {words[state]}" for state, n in counts.items() if n or state == "pending"
+    )
+
+
 def _direction(study) -> str:
     """The direction, and how to change it when it is the default (Optuna's minimize)."""
     if study.direction == "minimize":
@@ -316,8 +334,16 @@ def _ask(args) -> str:
 
 
 def _tell(args) -> str:
+    if args.state == "complete" and args.value is None:
+        raise ValueError("--value is required (or --state fail / abandoned, without a value)")
+    if args.state != "complete" and args.value is not None:
+        raise ValueError(f"--state {args.state} takes no --value")
     study = _load(args)
-    trial = study.tell(args.trial, args.value)
+    trial = study.tell(args.trial, args.value, state=args.state)
+    if args.state != "complete":
+        again = "not offered again" if args.state == "fail" else "its row may be asked again"
+        where = "" if trial.row is None else f" (row {trial.row})"
+        return f"trial {trial.number}{where} {args.state}: no value, {again}"
     best = study.best_trial
     told = "privatised to " if getattr(study.sampler, "privatise_tell", None) else ""
     row = "" if trial.row is None else f" (row {trial.row})"  # a space study has no rows
@@ -351,7 +377,7 @@ def _show(args) -> str:
     )  # fmt: skip
     lines = [
         f"study {study.name!r} ({study.algorithm}, {study.direction}): {len(trials)} trials, "
-        f"{sum(t.state == 'pending' for t in trials)} pending",
+        f"{_counts(trials)}",
         "",
         markdown_table(header, body, "rr" + "l" * len(carried) + kinds + "lr"),
     ]
@@ -385,7 +411,7 @@ def _show_space(study, as_json: bool) -> str:
     lines = [
         f"study {study.name!r} ({study.algorithm}, {study.direction}) over a space of "
         f"{len(names)} params: {len(trials)} trials, "
-        f"{sum(t.state == 'pending' for t in trials)} pending",
+        f"{_counts(trials)}",
         "",
         markdown_table(["trial", *names, "state", "value"], body, align),
     ]

@@ -80,7 +80,8 @@ class History:
 
     ``rows`` / ``values``: the told trials in the order they were told (values in the
     maximisation sense: a minimising study negates them); ``pending``: rows asked by other
-    workers and not told yet. ``candidates`` (n, d) are the study's rows.
+    workers and not told yet; ``failed``: rows whose evaluation failed (no value: never a
+    value of the model, never asked again). ``candidates`` (n, d) are the study's rows.
     """
 
     candidates: np.ndarray
@@ -92,10 +93,11 @@ class History:
     requests: tuple = ()
     #: the search space whose encoded points ``candidates`` are (a space study's ask), or None
     space: Space | None = None
+    failed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
 
     @property
     def asked(self) -> np.ndarray:
-        return np.concatenate([self.rows, self.pending]).astype(int)
+        return np.concatenate([self.rows, self.pending, self.failed]).astype(int)
 
     @property
     def design_dimension(self) -> int:
@@ -110,17 +112,20 @@ class SpaceHistory:
 
     ``points`` (t, dims) / ``values``: the told trials' encoded points (the space's unit cube)
     in the order they were told, values in the maximisation sense; ``pending`` (p, dims): the
-    points asked by other workers and not told yet."""
+    points asked by other workers and not told yet; ``failed``: the points whose evaluation
+    failed (none when None)."""
 
     space: Space
     points: np.ndarray
     values: np.ndarray
     pending: np.ndarray
     number: int
+    failed: np.ndarray | None = None
 
     @property
     def asked(self) -> np.ndarray:
-        return np.vstack([self.points, self.pending])
+        failed = np.zeros((0, self.space.dims)) if self.failed is None else self.failed
+        return np.vstack([self.points, self.pending, failed])
 
 
 @dataclass
@@ -145,6 +150,11 @@ def suggest_trial(sampler, history: History, seed: int, fits) -> tuple[int, dict
     row = int(row)
     if not 0 <= row < history.candidates.shape[0]:
         raise RuntimeError(f"sampler {sampler.name!r} suggested row {row}, outside the candidates")
+    if row in set(history.failed.tolist()):  # a repeating sampler's rule picked it again
+        raise ValueError(
+            f"algorithm {sampler.name!r} chose row {row} again, whose evaluation failed; it "
+            "cannot skip a row: tell a value for that row, or make a study without it"
+        )
     if not getattr(sampler, "repeats", False) and row in set(history.asked.tolist()):
         raise RuntimeError(f"sampler {sampler.name!r} suggested row {row} again")
     return row, dict(request)
@@ -332,13 +342,14 @@ class GPSampler:
         order = t + p + np.argsort(-scores, kind="stable")[:N_STARTS]
         if not space.continuous.any():
             return X[order[0]]
-        return self.polish(gp, rows, X[order])
+        return self.polish(gp, rows, X[order], set(row_keys(h.asked)))
 
-    def polish(self, gp: FiniteDomainGP, h: History, starts: np.ndarray) -> np.ndarray:
+    def polish(self, gp: FiniteDomainGP, h: History, starts: np.ndarray, taken: set) -> np.ndarray:
         """The best of ``starts`` (best first) and L-BFGS-B's ends from each, over the
         continuous coordinates only (the others stay at the start's values), under the
         acquisition of :meth:`scores` evaluated by ``ExactGP`` on the told and pending points
-        (pending ones at the posterior mean: the same mean, GP-BUCB's variance)."""
+        (pending ones at the posterior mean: the same mean, GP-BUCB's variance). An end in
+        ``taken`` (the points asked, as :func:`row_keys`) is never returned."""
         observed = h.candidates[np.concatenate([h.rows, h.pending])]
         y = np.concatenate([gp.observed_values, gp.mean[h.pending]])
         exact = ExactGP(observed, y, gp.kernel, gp.noise_variance, gp.prior_mean)
@@ -354,7 +365,6 @@ class GPSampler:
 
             return value_and_gradient
 
-        taken = set(row_keys(h.candidates[np.concatenate([h.rows, h.pending])]))
         best, best_value = starts[0], at(starts[0])(starts[0][free])[0]
         with one_blas_thread():  # t x t solves: a second BLAS thread only synchronises
             for start in starts:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -49,7 +50,9 @@ from frontierbo.study.space import Space
 from frontierbo.study.storage import Storage
 from frontierbo.study.tables import load_table
 
-STATES = ("pending", "complete")
+STATES = ("pending", "complete", "fail", "abandoned")
+#: What a tell may record: a value (complete), a failed evaluation, or an abandoned one.
+TOLD_STATES = ("complete", "fail", "abandoned")
 
 
 @dataclass(frozen=True)
@@ -198,13 +201,21 @@ class Study:
             )  # fmt: skip
         return self._trial((number, row, "pending", None, now, None, 1, text, params, point))
 
-    def tell(self, trial: Trial | int, value) -> Trial:
-        """Record ``value`` for a pending ``trial`` (a :class:`Trial` or its number)."""
+    def tell(self, trial: Trial | int, value=None, *, state: str = "complete") -> Trial:
+        """Record the outcome of a pending ``trial`` (a :class:`Trial` or its number):
+        ``value`` (``state="complete"``), or no value with ``state="fail"`` (the evaluation
+        failed: the model never sees a value there and the row is not offered again) or
+        ``state="abandoned"`` (given up, not the point's fault: the row may be asked again)."""
         number = _trial_number(trial)
-        value = _finite_value(value)
-        privatise = getattr(self.sampler, "privatise_tell", None)
-        if privatise is not None:  # the evaluator's side: the raw value goes no further
-            value = _finite_value(privatise(value))
+        if state not in TOLD_STATES:
+            raise ValueError(f"state must be one of {TOLD_STATES}, got {state!r}")
+        if state == "complete":
+            value = _finite_value(value)
+            privatise = getattr(self.sampler, "privatise_tell", None)
+            if privatise is not None:  # the evaluator's side: the raw value goes no further
+                value = _finite_value(privatise(value))
+        elif value is not None:
+            raise ValueError(f"a {state} trial has no value, got value={value!r}")
         with self.storage.transaction(write=True, study_id=self.study_id) as ex:
             rows = ex(
                 "SELECT state FROM frontierbo_trials WHERE study_id = :s AND number = :n",
@@ -215,29 +226,63 @@ class Study:
                     f"trial {number} does not exist in study {self.name!r} (ask for one first)"
                 )
             if rows[0][0] != "pending":
-                raise ValueError(f"trial {number} was already told; a trial is told once")
+                raise ValueError(
+                    f"trial {number} was already told ({rows[0][0]}); a trial is told once"
+                )
             ex(
-                "UPDATE frontierbo_trials SET state = 'complete', value = :v, told_at = :now "
+                "UPDATE frontierbo_trials SET state = :state, value = :v, told_at = :now "
                 "WHERE study_id = :s AND number = :n",
-                {"v": value, "now": time.time(), "s": self.study_id, "n": number},
+                {"state": state, "v": value, "now": time.time(), "s": self.study_id, "n": number},
             )
             told = next(r for r in self._trial_rows(ex) if r[0] == number)
         return self._trial(told)
 
-    def optimize(self, objective, n_trials: int, *, callbacks=()) -> Study:
+    def optimize(self, objective, n_trials: int, *, catch=(), callbacks=()) -> Study:
         """Ask, evaluate ``objective(trial)`` (a number; ``trial.params`` holds the point) and
         tell, ``n_trials`` times.
 
-        An exception in ``objective`` propagates and leaves its trial pending (it is offered
-        again after ``pending_timeout``, or told later by hand)."""
+        An exception in ``objective`` marks its trial failed (never offered again, no value)
+        and propagates, unless it is an instance of ``catch`` (a class or a tuple of them, as
+        Optuna's): then a warning names it and the loop goes on. A value that is not a finite
+        number fails its trial the same way. Ctrl-C (KeyboardInterrupt) marks the trial
+        abandoned, so its row may be asked again, and propagates."""
         if not isinstance(n_trials, Integral) or isinstance(n_trials, bool) or n_trials < 1:
             raise ValueError(f"n_trials must be an integer >= 1, got {n_trials!r}")
+        catch = _exception_classes(catch)
         for _ in range(int(n_trials)):
             trial = self.ask()
-            told = self.tell(trial, objective(trial))
+            told = self._evaluate(objective, trial, catch)
             for callback in callbacks:
                 callback(self, told)
         return self
+
+    def _evaluate(self, objective, trial: Trial, catch: tuple) -> Trial:
+        try:
+            value = objective(trial)
+        except KeyboardInterrupt:
+            self.tell(trial, state="abandoned")
+            raise
+        except Exception as exc:
+            self.tell(trial, state="fail")
+            if not isinstance(exc, catch):
+                raise
+            warnings.warn(f"trial {trial.number} failed: {type(exc).__name__}: {exc}", stacklevel=3)
+            return self._trial_by_number(trial.number)
+        try:
+            value = _finite_value(value)
+        except ValueError:
+            self.tell(trial, state="fail")
+            warnings.warn(
+                f"trial {trial.number} failed: the objective returned {value!r}, not a finite "
+                "number",
+                stacklevel=3,
+            )
+            return self._trial_by_number(trial.number)
+        return self.tell(trial, value)
+
+    def _trial_by_number(self, number: int) -> Trial:
+        with self.storage.transaction(write=False) as ex:
+            return self._trial(next(r for r in self._trial_rows(ex) if r[0] == number))
 
     # -- reading -----------------------------------------------------------------------------
     @property
@@ -331,6 +376,7 @@ class Study:
             pending=distinct[np.array([r[1] for r in trials if r[2] == "pending"], dtype=int)],
             number=number,
             requests=tuple(json.loads(r[7]) if r[7] else {} for r in done),
+            failed=distinct[np.array([r[1] for r in trials if r[2] == "fail"], dtype=int)],
         )
         try:
             row, request = suggest_trial(
@@ -361,6 +407,7 @@ class Study:
             values=sign * np.array([r[3] for r in done], dtype=float),
             pending=points([r for r in trials if r[2] == "pending"]),
             number=number,
+            failed=points([r for r in trials if r[2] == "fail"]),
         )
         return suggest_point(self.sampler, history, self.seed, _FitCache(ex, self.study_id))
 
@@ -384,6 +431,13 @@ def _trial_number(trial) -> int:
     if isinstance(trial, Integral) and not isinstance(trial, bool) and trial >= 0:
         return int(trial)
     raise ValueError(f"trial must be a Trial or a trial number >= 0, got {trial!r}")
+
+
+def _exception_classes(catch) -> tuple:
+    classes = catch if isinstance(catch, tuple) else (catch,)
+    if not all(isinstance(c, type) and issubclass(c, Exception) for c in classes):
+        raise ValueError(f"catch must be an exception class or a tuple of them, got {catch!r}")
+    return classes
 
 
 def _finite_value(value) -> float:
