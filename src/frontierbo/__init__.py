@@ -7,7 +7,7 @@ systems live in their own packages.
 
 __version__ = "0.1.0"
 
-_STUDY_NAMES = ("create_study", "load_study", "Space")
+_STUDY_NAMES = ("create_study", "load_study", "delete_study", "study_summaries", "Space")
 
 
 def __getattr__(name: str):

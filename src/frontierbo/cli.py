@@ -14,6 +14,7 @@ import os
 import sys
 import warnings
 
+from frontierbo import __version__
 from frontierbo.dashboard.cli import add_commands as dashboard_commands
 from frontierbo.data_cli import add_commands as data_commands
 from frontierbo.flags import NEGATIVE_NUMBER
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="frontierbo",
         description=f"{__doc__.splitlines()[0]} Systems: {listing}.",
     )
+    parser.add_argument("--version", action="version", version=f"frontierbo {__version__}")
     top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = top.add_parser("run", help="optimise on your own CSV file").add_subparsers(
         dest="run_command", required=True, metavar="ALGORITHM"
@@ -70,6 +72,9 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = _one_line_warning
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:  # without building every parser
+        print(f"frontierbo {__version__}")
+        return 0
     try:
         args, unknown = build_parser().parse_known_args(argv)
         if unknown:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from frontierbo.study.storage import default_storage
+
 EXTRA = "pip install 'frontierbo[service]'"
 
 
@@ -23,7 +25,10 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         "browser never sends to a server). The page refreshes every --interval ms.",
     )
     dashboard.add_argument(
-        "--storage", default="study.db", help="the study database: a SQLite file or a URL"
+        "--storage",
+        default=default_storage(),
+        help="the study database: a SQLite file or a URL (default $FRONTIERBO_STORAGE, else "
+        "study.db)",
     )
     dashboard.add_argument("--name", default=None, help="the study (needed if there are several)")
     dashboard.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")

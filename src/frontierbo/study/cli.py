@@ -25,7 +25,12 @@ import sys
 import warnings
 from pathlib import Path
 
-STORAGE_HELP = "the study database: a SQLite file, or a database URL (default study.db)"
+from frontierbo.study.storage import default_storage
+
+STORAGE_HELP = (
+    "the study database: a SQLite file, or a database URL (default $FRONTIERBO_STORAGE, else "
+    "study.db)"
+)
 
 
 def finite_float(flag: str):
@@ -53,6 +58,7 @@ def add_commands(top: argparse._SubParsersAction) -> None:
     _add_create(study)
     _add_show(study)
     _add_plot(study)
+    _add_inspection(study)
 
     ask = top.add_parser(
         "ask",
@@ -88,7 +94,7 @@ def add_commands(top: argparse._SubParsersAction) -> None:
 
 
 def _storage_arguments(parser) -> None:
-    parser.add_argument("--storage", default="study.db", help=STORAGE_HELP)
+    parser.add_argument("--storage", default=default_storage(), help=STORAGE_HELP)
     parser.add_argument("--name", default=None, help="the study (needed if there are several)")
 
 
@@ -126,7 +132,7 @@ def _add_create(study) -> None:
         "--categorical", nargs="+", default=None, metavar="COLUMN",
         help="columns that are categorical features, e.g. numeric codes of a batch (one-hot)",
     )  # fmt: skip
-    create.add_argument("--storage", default="study.db", help=STORAGE_HELP)
+    create.add_argument("--storage", default=default_storage(), help=STORAGE_HELP)
     create.add_argument("--name", default="default", help="study name (default)")
     create.add_argument(
         "--algorithm",
@@ -178,6 +184,45 @@ def _add_plot(study) -> None:
     _storage_arguments(plot)
     plot.add_argument("--out", type=Path, default=Path("best.png"), help="PNG file (best.png)")
     plot.set_defaults(handler=_cli_errors(_plot))
+
+
+def _add_inspection(study) -> None:
+    listing = study.add_parser("list", help="the studies of a storage, one line each")
+    listing.add_argument("--storage", default=default_storage(), help=STORAGE_HELP)
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    listing.set_defaults(handler=_cli_errors(_list))
+
+    best = study.add_parser(
+        "best",
+        help="the best trial, and the model's best (for noisy values)",
+        description="The trial with the best told value, and the told trial whose posterior "
+        "mean is best (the study's GP fitted on the told values): with noisy values the "
+        "luckiest observation is not the best point.",
+    )
+    _storage_arguments(best)
+    best.add_argument("--json", action="store_true", help="print JSON instead of text")
+    best.set_defaults(handler=_cli_errors(_best))
+
+    export = study.add_parser(
+        "export",
+        help="the trials as CSV or JSON (params, value, state, times, row)",
+        description="Write every trial, one record each, with Optuna's column names: number, "
+        "value, state, datetime_start, datetime_complete, duration, row, params_<name>, "
+        "carried_<name>. To standard output, or atomically to --out.",
+    )
+    _storage_arguments(export)
+    export.add_argument("--format", choices=("csv", "json"), default="csv", help="(csv)")
+    export.add_argument("--out", type=Path, default=None, help="a file (default: standard output)")
+    export.set_defaults(handler=_cli_errors(_export))
+
+    delete = study.add_parser(
+        "delete",
+        help="delete a study and its trials from a storage",
+        description="Delete the study --name with its trials and fits, in one transaction.",
+    )
+    delete.add_argument("--storage", default=default_storage(), help=STORAGE_HELP)
+    delete.add_argument("--name", required=True, help="the study to delete")
+    delete.set_defaults(handler=_cli_errors(_delete))
 
 
 # -- handlers ---------------------------------------------------------------------------------------
@@ -427,6 +472,72 @@ def _cell(value) -> str:
     if value is None:
         return ""
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _list(args) -> str:
+    from frontierbo.io import markdown_table
+    from frontierbo.study.create import study_summaries
+
+    studies = study_summaries(storage=args.storage)
+    if args.json:
+        return json.dumps({"studies": studies})
+    if not studies:
+        return f"no studies in {args.storage}"
+    body = [
+        [s["name"], s["kind"], s["algorithm"], s["direction"], str(s["trials"]),
+         ", ".join(f"{n} {state}" for state, n in sorted(s["states"].items())),
+         "" if s["best_value"] is None else f"{s['best_value']:g}"]
+        for s in studies
+    ]  # fmt: skip
+    header = ["study", "over", "algorithm", "direction", "trials", "states", "best value"]
+    return markdown_table(header, body, "lllllll")
+
+
+def _best(args) -> str:
+    study = _load(args)
+    best = study.best_trial
+    if best is None:
+        raise ValueError(f"study {study.name!r} has no told value yet")
+    by_model = study.best_by_model()
+    if args.json:
+        out = {"trial": best.number, "value": best.value, "params": best.params}
+        out |= {"row": best.row} if best.row is not None else {}
+        if by_model is not None:
+            trial, mean = by_model
+            out["by_model"] = {"trial": trial.number, "mean": mean, "value": trial.value,
+                               "params": trial.params}  # fmt: skip
+        return json.dumps(out)
+    lines = [f"best value: {best.value:g}, trial {best.number}: {_shown(best)}"]
+    if by_model is not None:
+        trial, mean = by_model
+        lines.append(
+            f"best by the model (posterior mean {mean:g}, told {trial.value:g}): trial "
+            f"{trial.number}: {_shown(trial)}"
+        )
+    return "\n".join(lines)
+
+
+def _shown(trial) -> str:
+    row = "" if trial.row is None else f"row {trial.row}, "
+    return row + ", ".join(f"{k}={_cell(v)}" for k, v in {**trial.carried, **trial.params}.items())
+
+
+def _export(args) -> str:
+    from frontierbo.io import write_text_atomic
+    from frontierbo.study.records import export_text
+
+    text = export_text(_load(args), args.format)
+    if args.out is None:
+        return text.rstrip("\n")
+    write_text_atomic(args.out, text)
+    return f"wrote {args.out}"
+
+
+def _delete(args) -> str:
+    from frontierbo.study.create import delete_study
+
+    n = delete_study(name=args.name, storage=args.storage)
+    return f"deleted study {args.name!r} and its {n} trials"
 
 
 def _plot(args) -> str:

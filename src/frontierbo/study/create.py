@@ -23,7 +23,7 @@ from frontierbo._validation import check_matrix
 from frontierbo.io import array_to_text
 from frontierbo.study.samplers import make_sampler, serves_spaces
 from frontierbo.study.space import Space, as_space
-from frontierbo.study.storage import Storage
+from frontierbo.study.storage import Storage, default_storage
 from frontierbo.study.study import Study
 from frontierbo.study.tables import CandidateTable, save_table
 
@@ -61,7 +61,7 @@ def create_study(
     candidates=None,
     *,
     space: Space | dict | str | os.PathLike | None = None,
-    storage: str | os.PathLike = "study.db",
+    storage: str | os.PathLike | None = None,
     algorithm: str | None = None,
     settings: dict | None = None,
     name: str = DEFAULT_NAME,
@@ -72,7 +72,7 @@ def create_study(
     load_if_exists: bool = False,
 ) -> Study:
     """A new study of ``candidates`` (n, d), or over a search ``space``, in ``storage`` (a
-    SQLite file by default).
+    SQLite file: ``$FRONTIERBO_STORAGE``, else ``study.db``).
 
     ``space``: a :class:`~frontierbo.study.space.Space`, a dict ``{"params": [...]}`` or the path
     of such a JSON file (float, log-scaled float, int, categorical parameters); then each
@@ -96,6 +96,7 @@ def create_study(
     ValueError naming each setting with both values); a given ``pending_timeout`` is operational
     and replaces the stored one (for every worker: asks read it from the database).
     """
+    storage = default_storage() if storage is None else storage
     table = candidates if isinstance(candidates, CandidateTable) else None
     if table is not None:  # the model's matrix and its column names; the rest is stored below
         candidates, columns = table.X, table.names if columns is None else columns
@@ -287,12 +288,10 @@ def _warn_duplicates(kept: np.ndarray, distinct_of: np.ndarray) -> None:
     )
 
 
-def load_study(*, storage: str | os.PathLike = "study.db", name: str | None = None) -> Study:
-    """The study ``name`` of ``storage`` (``name`` may be omitted when there is only one)."""
-    if isinstance(storage, str | os.PathLike) and _sqlite_missing(storage):
-        raise FileNotFoundError(f"storage {os.fspath(storage)!r} does not exist")
-    store = Storage(storage)
-    store.check_readable()
+def load_study(*, storage: str | os.PathLike | None = None, name: str | None = None) -> Study:
+    """The study ``name`` of ``storage`` (``name`` may be omitted when there is only one;
+    ``storage`` defaults to ``$FRONTIERBO_STORAGE``, else ``study.db``)."""
+    store = _existing(storage)
     with store.transaction(write=False) as ex:
         rows = ex(f"SELECT {_STUDY_COLUMNS} FROM frontierbo_studies ORDER BY study_id")
     names = [r[1] for r in rows]
@@ -303,6 +302,73 @@ def load_study(*, storage: str | os.PathLike = "study.db", name: str | None = No
     if name not in names:
         raise ValueError(f"storage {store.url!r} has no study named {name!r} (it has {names})")
     return Study(store, rows[names.index(name)])
+
+
+def study_summaries(*, storage: str | os.PathLike | None = None) -> list[dict]:
+    """One dict per study of ``storage``, in creation order: name, algorithm, direction,
+    trials by state, the best told value and when it was created (Unix seconds)."""
+    store = _existing(storage)
+    with store.transaction(write=False) as ex:
+        studies = ex(
+            "SELECT study_id, name, algorithm, direction, created_at, space FROM "
+            "frontierbo_studies ORDER BY study_id"
+        )
+        counts = ex(
+            "SELECT study_id, state, COUNT(*) FROM frontierbo_trials GROUP BY study_id, state"
+        )
+        best = ex(
+            "SELECT study_id, MAX(value), MIN(value) FROM frontierbo_trials "
+            "WHERE state = 'complete' GROUP BY study_id"
+        )
+    store.close()
+    by_state = {}
+    for study_id, state, n in counts:
+        by_state.setdefault(study_id, {})[state] = n
+    extremes = {study_id: (high, low) for study_id, high, low in best}
+    out = []
+    for study_id, name, algorithm, direction, created_at, space in studies:
+        high, low = extremes.get(study_id, (None, None))
+        states = by_state.get(study_id, {})
+        out.append({
+            "name": name, "algorithm": algorithm, "direction": direction,
+            "kind": "rows" if space is None else "space",
+            "trials": sum(states.values()), "states": states,
+            "best_value": high if direction == "maximize" else low, "created_at": created_at,
+        })  # fmt: skip
+    return out
+
+
+def delete_study(*, name: str, storage: str | os.PathLike | None = None) -> int:
+    """Delete study ``name`` and everything it holds (trials, fits, its CSV's description)
+    from ``storage`` in one transaction; returns how many trials it had."""
+    store = _existing(storage)
+
+    def delete(ex) -> int:
+        found = ex("SELECT study_id FROM frontierbo_studies WHERE name = :n", {"n": name})
+        if not found:
+            names = [r[0] for r in ex("SELECT name FROM frontierbo_studies ORDER BY study_id")]
+            raise ValueError(f"storage {store.url!r} has no study named {name!r} (it has {names})")
+        study_id = found[0][0]
+        n = ex("SELECT COUNT(*) FROM frontierbo_trials WHERE study_id = :s", {"s": study_id})
+        for table in ("frontierbo_trials", "frontierbo_fits", "frontierbo_tables"):
+            ex(f"DELETE FROM {table} WHERE study_id = :s", {"s": study_id})
+        ex("DELETE FROM frontierbo_studies WHERE study_id = :s", {"s": study_id})
+        return int(n[0][0])
+
+    try:
+        return store.write_retrying(delete)
+    finally:
+        store.close()
+
+
+def _existing(storage) -> Storage:
+    """The storage of an existing study database (migrated if older)."""
+    storage = default_storage() if storage is None else storage
+    if isinstance(storage, str | os.PathLike) and _sqlite_missing(storage):
+        raise FileNotFoundError(f"storage {os.fspath(storage)!r} does not exist")
+    store = Storage(storage)
+    store.check_readable()
+    return store
 
 
 def candidates_sha256(X: np.ndarray) -> str:

@@ -144,6 +144,15 @@ _MIGRATE_3_TO_4 = (
 )
 
 
+#: The environment variable naming the storage used when none is given (Python and the shell).
+STORAGE_VARIABLE = "FRONTIERBO_STORAGE"
+
+
+def default_storage() -> str:
+    """``$FRONTIERBO_STORAGE`` when set, else ``study.db`` (a SQLite file in this folder)."""
+    return os.environ.get(STORAGE_VARIABLE) or "study.db"
+
+
 class StorageError(ValueError):
     """The storage is not a study database, or was written by a newer frontierbo."""
 

@@ -40,8 +40,11 @@ import numpy as np
 
 from frontierbo.io import array_from_text
 from frontierbo.study.samplers import (
+    GPEISampler,
+    GPSampler,
     History,
     SpaceHistory,
+    SuggestContext,
     make_sampler,
     suggest_point,
     suggest_trial,
@@ -117,6 +120,22 @@ class _FitCache:
             "VALUES (:s, :t, :h)",
             {"s": self.study_id, "t": observations, "h": json.dumps(hyper)},
         )
+
+
+class _ReadThroughFits:
+    """The study's fit cache for reading (None: none), and fits made now kept in memory."""
+
+    def __init__(self, cache):
+        self.cache, self.made = cache, {}
+
+    def get(self, observations: int) -> dict | None:
+        found = self.made.get(observations)
+        if found is None and self.cache is not None:
+            found = self.cache.get(observations)
+        return found
+
+    def put(self, observations: int, hyper: dict) -> None:
+        self.made[observations] = hyper
 
 
 class Study:
@@ -303,6 +322,45 @@ class Study:
     def best_value(self) -> float | None:
         best = self.best_trial
         return None if best is None else best.value
+
+    def best_by_model(self) -> tuple[Trial, float] | None:
+        """The told trial whose posterior mean is best (highest; lowest when minimising), and
+        that mean in the values' units: with a noisy objective the luckiest value is not the
+        best point. The model is the study's GP (a GP-EI study's for other samplers), fitted
+        on the told values only; None before two values are told."""
+        with self.storage.transaction(write=False) as ex:
+            trials = self._trial_rows(ex)
+            done = sorted((r for r in trials if r[2] == "complete"), key=lambda r: (r[5], r[0]))
+            if len(done) < 2:
+                return None
+            own = isinstance(self.sampler, GPSampler)
+            sampler = self.sampler if own else GPEISampler()
+            fits = _ReadThroughFits(_FitCache(ex, self.study_id) if own else None)
+            sign = 1.0 if self.direction == "maximize" else -1.0
+            values = sign * np.array([r[3] for r in done], dtype=float)
+            if self.space is None:
+                X = self._distinct
+                rows = self._distinct_of[np.array([r[1] for r in done], dtype=int)]
+            else:
+                X = np.array([json.loads(r[9]) for r in done], dtype=float)
+                rows = np.arange(len(done))
+            h = History(X, rows, values, np.zeros(0, dtype=int), len(trials), space=self.space)
+            context = SuggestContext(h, np.random.default_rng([self.seed]), self.seed, fits)
+            gp = sampler.posterior_on(
+                X if self.space is not None else sampler.inputs(X), h, context
+            )
+            mean = gp.mean[rows]
+            k = int(np.argmax(mean))
+            sd = values.std() or 1.0
+            best = self._trial(done[k])
+        return best, float(sign * (mean[k] * sd + values.mean()))
+
+    def trials_dataframe(self):
+        """The trials as a pandas DataFrame, one row per trial, with Optuna's column names
+        (:mod:`frontierbo.study.records`)."""
+        from frontierbo.study.records import trials_dataframe
+
+        return trials_dataframe(self)
 
     def best_so_far(self) -> np.ndarray:
         """The best value after each told trial, in the order they were told."""
