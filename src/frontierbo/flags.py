@@ -107,6 +107,8 @@ FLAGS: dict[str, Flag] = {
     "--json": Flag("json", "print JSON", ("JSON",)),
     "--name": Flag("name", "the study's name", ("study",)),
     "--storage": Flag("storage", "the study database", ("study database",)),
+    "--row": Flag("row", "a candidate row of the study", ("candidate row",)),
+    "--params": Flag("params", "a point of the study as JSON", ("point",)),
     "--db": Flag("db", "the curator's database", ("database",)),
     "--host": Flag("host", "the address to listen on", ("address",)),
     "--port": Flag("port", "the port to listen on", ("port",)),

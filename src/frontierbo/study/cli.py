@@ -78,7 +78,15 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         "--state abandoned (given up: the row may be asked again).",
     )
     _storage_arguments(tell)
-    tell.add_argument("--trial", type=int, required=True, help="the trial number from ask")
+    which = tell.add_mutually_exclusive_group(required=True)
+    which.add_argument("--trial", type=int, help="the trial number from ask")
+    which.add_argument(
+        "--row", type=int, help="a candidate row measured without an ask (a warm start)"
+    )
+    which.add_argument(
+        "--params", type=_json_object("--params"), metavar="JSON",
+        help='a point measured without an ask, e.g. \'{"lr": 0.01, "act": "relu"}\'',
+    )  # fmt: skip
     tell.add_argument(
         "--value",
         type=finite_float("--value"),
@@ -91,6 +99,24 @@ def add_commands(top: argparse._SubParsersAction) -> None:
         help="complete (default: with --value), fail or abandoned (without --value)",
     )  # fmt: skip
     tell.set_defaults(handler=_cli_errors(_tell))
+
+
+def _json_object(flag: str):
+    """An argparse ``type``: a JSON object, else one error naming ``flag``."""
+
+    def parse(text: str) -> dict:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = None
+        if not isinstance(value, dict):
+            raise argparse.ArgumentTypeError(
+                f"{flag} must be a JSON object such as '{{\"lr\": 0.01}}', got {text!r}"
+            )
+        return value
+
+    parse.__name__ = "JSON object"
+    return parse
 
 
 def _storage_arguments(parser) -> None:
@@ -164,6 +190,12 @@ def _add_create(study) -> None:
         "(default 86400, a day; inf: never); with --load-if-exists it replaces the stored one",
     )
     create.add_argument(
+        "--observed", type=Path, default=None, metavar="CSV",
+        help="points measured before the study (a warm start): the features or params by "
+        "name and the --target column; told as trials of the new study",
+    )  # fmt: skip
+    create.add_argument("--target", default=None, help="the value column of --observed")
+    create.add_argument(
         "--load-if-exists",
         action="store_true",
         help="reuse a study of that name: same rows; --algorithm, --set, --direction, --seed "
@@ -214,6 +246,49 @@ def _add_inspection(study) -> None:
     export.add_argument("--format", choices=("csv", "json"), default="csv", help="(csv)")
     export.add_argument("--out", type=Path, default=None, help="a file (default: standard output)")
     export.set_defaults(handler=_cli_errors(_export))
+
+    optimize = study.add_parser(
+        "optimize",
+        help="optimise a shell command: fill its {params}, read the number it prints",
+        description="Run --command once per trial with {name} filled from the trial's params "
+        "({trial}, {row} too), without a shell; its value is the last number it prints on "
+        "standard output (or the last match of --value-regex). A non-zero exit status, a "
+        "--trial-timeout or no number fails the trial; Ctrl-C kills the running commands and "
+        'abandons their trials. Example: --command "python train.py --lr {lr} --layers '
+        '{layers}" --n-trials 40.',
+    )
+    _storage_arguments(optimize)
+    optimize.add_argument("--command", required=True, help="the command line, with {params}")
+    optimize.add_argument("--n-trials", type=int, default=None, help="trials to run")
+    optimize.add_argument(
+        "--timeout", type=finite_float("--timeout"), default=None,
+        help="seconds after which no new trial starts",
+    )  # fmt: skip
+    optimize.add_argument(
+        "--n-jobs", type=int, default=1, help="commands running at once (1; -1: one per CPU)"
+    )
+    optimize.add_argument(
+        "--value-regex", default=None,
+        help="where the value is in the output (its first group, or the whole match)",
+    )  # fmt: skip
+    optimize.add_argument(
+        "--trial-timeout", type=finite_float("--trial-timeout"), default=None,
+        help="seconds after which one command is killed and its trial failed",
+    )  # fmt: skip
+    optimize.set_defaults(handler=_cli_errors(_optimize))
+
+    enqueue = study.add_parser(
+        "enqueue",
+        help="ask a given point next (before the sampler chooses)",
+        description="Queue a point: the next ask of any worker returns it. Also the way to "
+        "offer a failed row again.",
+    )
+    _storage_arguments(enqueue)
+    point = enqueue.add_mutually_exclusive_group(required=True)
+    point.add_argument("--row", type=int, help="a candidate row")
+    point.add_argument("--params", type=_json_object("--params"), metavar="JSON",
+                       help="a point of the space (or a row's features) as JSON")  # fmt: skip
+    enqueue.set_defaults(handler=_cli_errors(_enqueue))
 
     delete = study.add_parser(
         "delete",
@@ -276,6 +351,7 @@ def _create(args) -> str:
         args.candidates, features=args.features, ids=args.ids, categorical=args.categorical
     )
     X, names = table.X, [c.name for c in table.features]
+    observed = _observed(args, names, table.row_of)
     with warnings.catch_warnings(record=True) as caught:  # e.g. duplicate rows: one line each
         warnings.simplefilter("always")
         study = create_study(
@@ -291,10 +367,11 @@ def _create(args) -> str:
         )
     for warning in caught:
         print(f"frontierbo: warning: {warning.message}", file=sys.stderr)
+    added = _add_observed(study, observed)
     timeout = _seconds(study.pending_timeout)
     if "pending_timeout" in study.updated:
         timeout += f" (was {_seconds(study.updated['pending_timeout'][0])})"
-    return (
+    return added + (
         f"study {study.name!r} in {study.storage.url}: {X.shape[0]} candidates, "
         f"{len(names)} features ({', '.join(names)}), algorithm {study.algorithm}, "
         f"{_direction(study)}, pending timeout {timeout}, {len(study.trials)} trials so far\n"
@@ -310,6 +387,7 @@ def _create_space(args) -> str:
         if getattr(args, flag, None) is not None:
             raise ValueError(f"--{flag} applies to --candidates; a --space names its params")
     space = Space.from_json(args.space, flag="--space")
+    observed = _observed(args, space.names, space.encode)
     study = create_study(
         space=space,
         storage=args.storage,
@@ -324,8 +402,9 @@ def _create_space(args) -> str:
     timeout = _seconds(study.pending_timeout)
     if "pending_timeout" in study.updated:
         timeout += f" (was {_seconds(study.updated['pending_timeout'][0])})"
+    added = _add_observed(study, observed)
     kinds = ", ".join(f"{p.name} ({_kind(p)})" for p in space.params)
-    return (
+    return added + (
         f"study {study.name!r} in {study.storage.url}: a space of {len(space)} params "
         f"({kinds}), algorithm {study.algorithm}, {_direction(study)}, pending timeout "
         f"{timeout}, {len(study.trials)} trials so far"
@@ -341,6 +420,49 @@ def _counts(trials) -> str:
     return ", ".join(
         f"{n} {words[state]}" for state, n in counts.items() if n or state == "pending"
     )
+
+
+def _observed(args, names: list[str], locate):
+    """``(params, values)`` of ``--observed``, each point checked by ``locate(params)`` (a
+    row number, or an encoded point) before the study is made; or None."""
+    from frontierbo.study.tables import read_observed
+
+    if (args.observed is None) != (args.target is None):
+        raise ValueError("--observed and --target go together: the file and its value column")
+    if args.observed is None:
+        return None
+    params, values = read_observed(args.observed, args.target, names)
+    seen = {}
+    for line, point in enumerate(params, start=2):
+        try:
+            where = locate(point)
+        except ValueError as exc:
+            raise ValueError(f"--observed line {line}: {exc}") from None
+        if isinstance(where, int) and where in seen:
+            raise ValueError(
+                f"--observed lines {seen[where]} and {line} are the same candidate row {where}"
+            )
+        seen.setdefault(where, line) if isinstance(where, int) else None
+    return params, values
+
+
+def _add_observed(study, observed) -> str:
+    """Tell the observed points to a new study, all or none; a line saying how many."""
+    if observed is None:
+        return ""
+    if study.trials:
+        raise ValueError(
+            f"--observed adds to a new study; study {study.name!r} already has "
+            f"{len(study.trials)} trials (tell more with frontierbo tell --params / --row)"
+        )
+    params, values = observed
+    try:
+        study.add_trials(
+            [{"params": p, "value": float(v)} for p, v in zip(params, values, strict=True)]
+        )
+    except ValueError as exc:
+        raise ValueError(f"--observed: {exc}") from exc
+    return f"told {len(values)} observed points (--observed)\n"
 
 
 def _direction(study) -> str:
@@ -384,6 +506,15 @@ def _tell(args) -> str:
     if args.state != "complete" and args.value is not None:
         raise ValueError(f"--state {args.state} takes no --value")
     study = _load(args)
+    if args.trial is None:  # measured without an ask
+        if args.state == "abandoned":
+            raise ValueError("--state abandoned applies to an asked --trial")
+        trial = study.add_trial(
+            value=args.value, params=args.params, row=args.row, state=args.state
+        )
+        return f"added trial {trial.number}: {_shown(trial)}, " + (
+            f"value {trial.value:g}" if trial.value is not None else "failed"
+        )
     trial = study.tell(args.trial, args.value, state=args.state)
     if args.state != "complete":
         again = "not offered again" if args.state == "fail" else "its row may be asked again"
@@ -531,6 +662,60 @@ def _export(args) -> str:
         return text.rstrip("\n")
     write_text_atomic(args.out, text)
     return f"wrote {args.out}"
+
+
+def _optimize(args) -> str:
+    from frontierbo.study.command import CommandFailed, CommandObjective
+
+    study = _load(args)
+    fields = set(study.space.names if study.space is not None else study.columns)
+    if study.table is not None:
+        fields = {c.name for c in study.table.features}
+    if args.trial_timeout is not None and args.trial_timeout <= 0:
+        raise ValueError(f"--trial-timeout must be seconds > 0, got {args.trial_timeout:g}")
+    objective = CommandObjective(args.command, fields, args.value_regex, args.trial_timeout)
+    before = len(study.trials)
+
+    def report(study, trial) -> None:
+        what = (
+            f"value {trial.value:g}" if trial.state == "complete"
+            else f"failed ({objective.failures.get(trial.number, 'no value')})"
+        )  # fmt: skip
+        best = study.best_trial
+        tail = "" if best is None else f"; best {best.value:g} (trial {best.number})"
+        print(f"trial {trial.number} {what}: {_shown(trial)}{tail}", file=sys.stderr, flush=True)
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `report` says why a trial failed
+            study.optimize(
+                objective, n_trials=args.n_trials, timeout=args.timeout, n_jobs=args.n_jobs,
+                catch=(CommandFailed,), callbacks=(report,),
+            )  # fmt: skip
+    except KeyboardInterrupt:
+        mine = study.trials[before:]
+        print(
+            f"frontierbo: interrupted: {sum(t.state == 'complete' for t in mine)} trials told, "
+            f"{sum(t.state == 'abandoned' for t in mine)} abandoned (their points may be asked "
+            "again)", file=sys.stderr,
+        )  # fmt: skip
+        raise SystemExit(130) from None
+    mine = study.trials[before:]
+    counts = ", ".join(
+        f"{sum(t.state == state for t in mine)} {state}" for state in ("complete", "fail")
+    )
+    best = study.best_trial
+    head = f"study {study.name!r}: ran {len(mine)} trials ({counts})"
+    return (
+        head
+        if best is None
+        else f"{head}; best value {best.value:g}, trial {best.number}: {_shown(best)}"
+    )
+
+
+def _enqueue(args) -> str:
+    trial = _load(args).enqueue_trial(params=args.params, row=args.row)
+    return f"trial {trial.number} waits to be asked: {_shown(trial)}"
 
 
 def _delete(args) -> str:

@@ -31,8 +31,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import threading
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -53,7 +56,9 @@ from frontierbo.study.space import Space
 from frontierbo.study.storage import Storage
 from frontierbo.study.tables import load_table
 
-STATES = ("pending", "complete", "fail", "abandoned")
+STATES = ("waiting", "pending", "complete", "fail", "abandoned")
+#: States whose point the sampler must leave alone (asked, or enqueued to be asked next).
+_HELD = ("pending", "waiting")
 #: What a tell may record: a value (complete), a failed evaluation, or an abandoned one.
 TOLD_STATES = ("complete", "fail", "abandoned")
 
@@ -201,6 +206,15 @@ class Study:
                 )
                 trials = self._trial_rows(ex)
                 return self._trial(next(r for r in trials if r[0] == expired))
+            waiting = [r for r in trials if r[2] == "waiting"]
+            if waiting:  # enqueued by hand: asked first, in the order they were enqueued
+                ex(
+                    "UPDATE frontierbo_trials SET state = 'pending', asked_at = :now, offers = 1 "
+                    "WHERE study_id = :s AND number = :n",
+                    {"now": now, "s": self.study_id, "n": waiting[0][0]},
+                )
+                trials = self._trial_rows(ex)
+                return self._trial(next(r for r in trials if r[0] == waiting[0][0]))
             self._check_sequential(trials)
             number = len(trials)
             if self.space is None:
@@ -228,13 +242,7 @@ class Study:
         number = _trial_number(trial)
         if state not in TOLD_STATES:
             raise ValueError(f"state must be one of {TOLD_STATES}, got {state!r}")
-        if state == "complete":
-            value = _finite_value(value)
-            privatise = getattr(self.sampler, "privatise_tell", None)
-            if privatise is not None:  # the evaluator's side: the raw value goes no further
-                value = _finite_value(privatise(value))
-        elif value is not None:
-            raise ValueError(f"a {state} trial has no value, got value={value!r}")
+        value = self._told_value(value, state)  # privatised here: the raw value goes no further
         with self.storage.transaction(write=True, study_id=self.study_id) as ex:
             rows = ex(
                 "SELECT state FROM frontierbo_trials WHERE study_id = :s AND number = :n",
@@ -256,23 +264,147 @@ class Study:
             told = next(r for r in self._trial_rows(ex) if r[0] == number)
         return self._trial(told)
 
-    def optimize(self, objective, n_trials: int, *, catch=(), callbacks=()) -> Study:
+    def add_trial(self, *, value=None, params=None, row=None, state: str = "complete") -> Trial:
+        """A trial evaluated outside the study (a warm start, Optuna's ``add_trial``): a
+        candidate ``row`` (or its features as ``params``) or, in a space study, ``params``
+        (typed, by name), with its ``value`` (or ``state="fail"`` without one). It is told
+        at once and the model sees it like any other; a row asked or told before is refused
+        (unless its trial failed)."""
+        return self.add_trials([{"value": value, "params": params, "row": row, "state": state}])[0]
+
+    def add_trials(self, trials) -> list[Trial]:
+        """Several :meth:`add_trial` at once (dicts of its keywords), in one transaction: all
+        are added or, on any error, none."""
+        items = []
+        for spec in trials:
+            unknown = set(spec) - {"value", "params", "row", "state"}
+            if unknown:
+                raise ValueError(
+                    f"a trial to add has value, params, row, state; got {sorted(unknown)}"
+                )
+            state = spec.get("state", "complete")
+            if state not in ("complete", "fail"):
+                raise ValueError(f"state must be 'complete' or 'fail', got {state!r}")
+            value = self._told_value(spec.get("value"), state)
+            items.append((spec.get("params"), spec.get("row"), state, value))
+        return self._insert(items)
+
+    def enqueue_trial(self, *, params=None, row=None) -> Trial:
+        """Ask this point next (Optuna's ``enqueue_trial``): the next ``ask`` of any worker
+        returns it (enqueued points first, in order) before the sampler chooses. The way to
+        offer a failed row again."""
+        return self._insert([(params, row, "waiting", None)])[0]
+
+    def _told_value(self, value, state: str):
+        if state != "complete":
+            if value is not None:
+                raise ValueError(f"a {state} trial has no value, got value={value!r}")
+            return None
+        value = _finite_value(value)
+        privatise = getattr(self.sampler, "privatise_tell", None)
+        return value if privatise is None else _finite_value(privatise(value))
+
+    def _insert(self, items) -> list[Trial]:
+        """Insert ``(params, row, state, value)`` trials in one transaction."""
+        located = [
+            (*self._locate(params, row), state, value) for params, row, state, value in items
+        ]
+        added = []
+        with self.storage.transaction(write=True, study_id=self.study_id) as ex:
+            trials = self._trial_rows(ex)
+            held = {} if self.space is not None else {
+                self._distinct_of[r[1]]: r for r in trials if r[2] not in ("fail", "abandoned")
+            }  # fmt: skip
+            for row, params_json, point_json, state, value in located:
+                if row >= 0 and not getattr(self.sampler, "repeats", False):
+                    taken = held.get(self._distinct_of[row])
+                    if taken is not None:
+                        raise ValueError(
+                            f"row {row} is already in trial {taken[0]} ({taken[2]}); a row is "
+                            "evaluated once"
+                        )
+                number, now = len(trials) + len(added), time.time()
+                told = None if state == "waiting" else now
+                record = (number, row, state, value, now, told, 0, None, params_json, point_json)
+                ex(
+                    "INSERT INTO frontierbo_trials (study_id, number, row_index, state, value, "
+                    "asked_at, told_at, offers, request, params, point) "
+                    "VALUES (:s, :n, :r, :state, :v, :now, :told, 0, NULL, :p, :z)",
+                    {"s": self.study_id, "n": number, "r": row, "state": state, "v": value,
+                     "now": now, "told": told, "p": params_json, "z": point_json},
+                )  # fmt: skip
+                if row >= 0 and state != "fail":
+                    held[self._distinct_of[row]] = record
+                added.append(record)
+        return [self._trial(record) for record in added]
+
+    def _locate(self, params, row) -> tuple[int, str | None, str | None]:
+        """``(row, params JSON, point JSON)`` of a point given by hand (row -1 in a space)."""
+        if (params is None) == (row is None):
+            raise ValueError("give params= or row=, one of them")
+        if self.space is not None:
+            if row is not None:
+                raise ValueError("a study over a search space has no rows: give params=")
+            z = self.space.encode(params)
+            typed = self.space.decode(z)  # ints and choices as the space has them, and the
+            for p in self.space.params:  # continuous floats as given (decode(encode) is 1 ulp off)
+                if p.continuous:
+                    typed[p.name] = float(params[p.name])
+            return -1, json.dumps(typed), json.dumps(z.tolist())
+        if row is not None:
+            n = self.candidates.shape[0]
+            if isinstance(row, bool) or not isinstance(row, Integral) or not 0 <= row < n:
+                raise ValueError(f"row must be an integer in [0, {n - 1}], got {row!r}")
+            return int(row), None, None
+        if self.table is not None:
+            return self.table.row_of(params), None, None
+        if not isinstance(params, dict) or set(params) != set(self.columns):
+            raise ValueError(f"params must name exactly the columns {self.columns}, got {params!r}")
+        x = np.array([float(params[c]) for c in self.columns])
+        hits = np.flatnonzero(np.all(x == self.candidates, axis=1))
+        if hits.size == 0:
+            raise ValueError(f"params {params!r} are no candidate row (features must be equal)")
+        return int(hits[0]), None, None
+
+    def optimize(
+        self, objective, n_trials: int | None = None, *, timeout: float | None = None,
+        n_jobs: int = 1, catch=(), callbacks=(), show_progress_bar: bool = False,
+    ) -> Study:  # fmt: skip
         """Ask, evaluate ``objective(trial)`` (a number; ``trial.params`` holds the point) and
-        tell, ``n_trials`` times.
+        tell, as Optuna's ``optimize``: ``n_trials`` trials, or until ``timeout`` seconds have
+        passed (no new trial starts after it), whichever comes first (one of them is needed);
+        ``n_jobs`` threads asking and telling at once (-1: one per CPU), each trial's point
+        spread from the others' by GP-BUCB; ``callbacks(study, trial)`` after each tell; a
+        progress bar on standard error.
 
         An exception in ``objective`` marks its trial failed (never offered again, no value)
-        and propagates, unless it is an instance of ``catch`` (a class or a tuple of them, as
-        Optuna's): then a warning names it and the loop goes on. A value that is not a finite
-        number fails its trial the same way. Ctrl-C (KeyboardInterrupt) marks the trial
-        abandoned, so its row may be asked again, and propagates."""
-        if not isinstance(n_trials, Integral) or isinstance(n_trials, bool) or n_trials < 1:
-            raise ValueError(f"n_trials must be an integer >= 1, got {n_trials!r}")
+        and propagates (after the other threads' trials end), unless it is an instance of
+        ``catch`` (a class or a tuple of them): then a warning names it and the loop goes on.
+        A value that is not a finite number fails its trial the same way. Ctrl-C
+        (KeyboardInterrupt) abandons the trial it interrupts, so its point may be asked again;
+        with several threads it stops new trials, calls ``objective.interrupt()`` where the
+        objective has one (a command objective kills its commands) and waits for the others."""
+        from tqdm import tqdm
+
+        budget = _Budget(n_trials, timeout)
+        n_jobs = _jobs(n_jobs)
         catch = _exception_classes(catch)
-        for _ in range(int(n_trials)):
-            trial = self.ask()
-            told = self._evaluate(objective, trial, catch)
-            for callback in callbacks:
-                callback(self, told)
+        bar = tqdm(total=n_trials, unit="trial", disable=not show_progress_bar, leave=False)
+
+        def work() -> None:
+            while budget.take():
+                told = self._evaluate(objective, self.ask(), catch)
+                bar.update(1)
+                for callback in callbacks:
+                    callback(self, told)
+
+        try:
+            if n_jobs == 1:
+                work()
+            else:
+                _in_threads(work, n_jobs, budget, objective)
+        finally:
+            bar.close()
         return self
 
     def _evaluate(self, objective, trial: Trial, catch: tuple) -> Trial:
@@ -431,7 +563,7 @@ class Study:
             candidates=self._distinct,
             rows=distinct[np.array([r[1] for r in done], dtype=int)],
             values=sign * np.array([r[3] for r in done], dtype=float),
-            pending=distinct[np.array([r[1] for r in trials if r[2] == "pending"], dtype=int)],
+            pending=distinct[np.array([r[1] for r in trials if r[2] in _HELD], dtype=int)],
             number=number,
             requests=tuple(json.loads(r[7]) if r[7] else {} for r in done),
             failed=distinct[np.array([r[1] for r in trials if r[2] == "fail"], dtype=int)],
@@ -463,7 +595,7 @@ class Study:
             space=self.space,
             points=points(done),
             values=sign * np.array([r[3] for r in done], dtype=float),
-            pending=points([r for r in trials if r[2] == "pending"]),
+            pending=points([r for r in trials if r[2] in _HELD]),
             number=number,
             failed=points([r for r in trials if r[2] == "fail"]),
         )
@@ -489,6 +621,71 @@ def _trial_number(trial) -> int:
     if isinstance(trial, Integral) and not isinstance(trial, bool) and trial >= 0:
         return int(trial)
     raise ValueError(f"trial must be a Trial or a trial number >= 0, got {trial!r}")
+
+
+class _Budget:
+    """How many trials may still start (``n_trials``) and until when (``timeout``)."""
+
+    def __init__(self, n_trials, timeout):
+        if n_trials is None and timeout is None:
+            raise ValueError("give n_trials or timeout (or both): optimize needs an end")
+        if n_trials is not None and (
+            not isinstance(n_trials, Integral) or isinstance(n_trials, bool) or n_trials < 1
+        ):
+            raise ValueError(f"n_trials must be an integer >= 1, got {n_trials!r}")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, Real) or not 0 < timeout < math.inf
+        ):
+            raise ValueError(f"timeout must be seconds in (0, inf), got {timeout!r}")
+        self.left = None if n_trials is None else int(n_trials)
+        self.deadline = None if timeout is None else time.monotonic() + float(timeout)
+        self.lock, self.stopped = threading.Lock(), False
+
+    def take(self) -> bool:
+        with self.lock:
+            if self.stopped or self.left == 0:
+                return False
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                return False
+            if self.left is not None:
+                self.left -= 1
+            return True
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+
+
+def _jobs(n_jobs) -> int:
+    if (
+        isinstance(n_jobs, bool)
+        or not isinstance(n_jobs, Integral)
+        or (n_jobs < 1 and n_jobs != -1)
+    ):
+        raise ValueError(f"n_jobs must be an integer >= 1, or -1 (one per CPU), got {n_jobs!r}")
+    return (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+
+
+def _in_threads(work, n_jobs: int, budget: _Budget, objective) -> None:
+    """``work`` in ``n_jobs`` threads; the first error stops new trials and is raised when all
+    have ended; Ctrl-C interrupts the objective (if it can be) and waits for them."""
+    failure = None
+    with ThreadPoolExecutor(n_jobs, thread_name_prefix="frontierbo-optimize") as pool:
+        futures = [pool.submit(work) for _ in range(n_jobs)]
+        try:
+            for future in as_completed(futures):
+                if future.exception() is not None and failure is None:
+                    failure = future.exception()
+                    budget.stop()
+        except KeyboardInterrupt:
+            budget.stop()
+            interrupt = getattr(objective, "interrupt", None)
+            if callable(interrupt):
+                interrupt()
+            wait(futures)
+            raise
+    if failure is not None:
+        raise failure
 
 
 def _exception_classes(catch) -> tuple:

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -127,6 +128,33 @@ class CandidateTable:
     def params(self, i: int) -> dict:
         """Row ``i``'s features: floats, ints as ints, bools as bools, categories as given."""
         return decode_row(self.features, self.X[i])
+
+    def encode(self, params) -> np.ndarray:
+        """The encoded row (d,) of typed features by name (the inverse of :meth:`params`)."""
+        names = [c.name for c in self.features]
+        if not isinstance(params, dict) or set(params) != set(names):
+            raise ValueError(f"params must name exactly the features {names}, got {params!r}")
+        parts = []
+        for c in self.features:
+            value = params[c.name]
+            if c.kind == "categorical":
+                if value not in c.choices:
+                    raise ValueError(
+                        f"params: {c.name} must be one of {list(c.choices)}, got {value!r}"
+                    )
+                parts.append(np.array([float(value == choice) for choice in c.choices]))
+                continue
+            if isinstance(value, str) or not isinstance(value, int | float | np.number):
+                raise ValueError(f"params: {c.name} must be a number, got {value!r}")
+            parts.append(np.array([float(value)]))
+        return np.concatenate(parts)
+
+    def row_of(self, params) -> int:
+        """The first row whose features are ``params`` (typed, by name)."""
+        hits = np.flatnonzero(np.all(self.encode(params) == self.X, axis=1))
+        if hits.size == 0:
+            raise ValueError(f"params {params!r} are no candidate row (features must be equal)")
+        return int(hits[0])
 
     def carried_values(self, i: int) -> dict:
         """Row ``i``'s carried columns (IDs, text) by name."""
@@ -299,6 +327,44 @@ def load_table(ex, study_id: int, X: np.ndarray, names: list[str]) -> CandidateT
     stored matrix ``X`` and column ``names``, or None for a study of a plain matrix."""
     rows = ex("SELECT description FROM frontierbo_tables WHERE study_id = :s", {"s": study_id})
     return CandidateTable.from_json(rows[0][0], X, names) if rows else None
+
+
+# -- measurements made before the study ----------------------------------------------------------
+def read_observed(path, target: str, names: list[str], flag: str = "--observed"):
+    """``(params, values)`` of a CSV of points measured before a study: ``params`` one dict per
+    line of the columns ``names`` (a space's parameters, or a table's features; other columns
+    are ignored), ``values`` the ``target`` column as floats (each finite)."""
+    path = data_path(path, flag)
+    header = _header(path, flag)
+    missing = [name for name in [*names, target] if name not in header]
+    if missing:
+        raise ValueError(f"{flag} {str(path)!r} has no column {missing[0]!r} (it has {header})")
+    frame = _frame(path, flag, header)
+    values = frame[target].to_numpy()
+    params = []
+    for i in range(frame.shape[0]):
+        try:
+            value = float(values[i])
+        except (TypeError, ValueError):
+            value = math.nan
+        if not math.isfinite(value):
+            raise ValueError(
+                f"{flag} {str(path)!r} line {i + 2}: {target} must be a finite number, "
+                f"got {values[i]!r}"
+            )
+        params.append({name: _plain(frame[name].iloc[i]) for name in names})
+    return params, np.array([float(v) for v in values], dtype=float)
+
+
+def _plain(value):
+    """A pandas cell as a plain Python value (numpy ints and floats, stripped text)."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value.strip() if isinstance(value, str) else value
 
 
 # -- reading ------------------------------------------------------------------------------------
