@@ -11,6 +11,7 @@ Layers, lowest first (a module may import its own layer and the layers below it)
        dashboard                     the live page over a snapshot; the study dashboard
        systems                       what a system declares; its commands, run path and checks
     5  po, ldp, quantum, ...         one package per system; a system never imports another system
+       integration                   bridges to other libraries (Optuna's sampler)
     6  registry, cli, data_cli       the list of systems, the thin dispatcher, `frontierbo data`
 
 Every ``import`` and ``from ... import`` is read with ``ast`` (including the ones inside
@@ -41,6 +42,7 @@ SHARED_LAYERS = {
     "study": 4,
     "dashboard": 4,
     "systems": 4,
+    "integration": 5,
     "registry": 6,
     "cli": 6,
     "data_cli": 6,

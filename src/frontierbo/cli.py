@@ -43,8 +43,13 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    registered = systems()
+#: Commands that belong to no system: a parser for one of them skips the systems' (their
+#: declarations import each system's experiments, a second of a CLI ask's start-up).
+STUDY_COMMANDS = frozenset({"ask", "tell", "study", "dashboard", "data"})
+
+
+def build_parser(with_systems: bool = True) -> argparse.ArgumentParser:
+    registered = systems() if with_systems else []
     listing = "; ".join(f"{s.name}: {s.summary}" for s in registered)
     parser = _Parser(
         prog="frontierbo",
@@ -52,14 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"frontierbo {__version__}")
     top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    run = top.add_parser("run", help="optimise on your own CSV file").add_subparsers(
-        dest="run_command", required=True, metavar="ALGORITHM"
-    )
-    reproduce = top.add_parser(
-        "reproduce", help="reproduce a paper's figures and tables"
-    ).add_subparsers(dest="paper", required=True, metavar="PAPER")
-    for system in registered:
-        add_system(system, run, reproduce, top)
+    if with_systems:
+        run = top.add_parser("run", help="optimise on your own CSV file").add_subparsers(
+            dest="run_command", required=True, metavar="ALGORITHM"
+        )
+        reproduce = top.add_parser(
+            "reproduce", help="reproduce a paper's figures and tables"
+        ).add_subparsers(dest="paper", required=True, metavar="PAPER")
+        for system in registered:
+            add_system(system, run, reproduce, top)
     study_commands(top)
     dashboard_commands(top)
     data_commands(top)
@@ -76,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"frontierbo {__version__}")
         return 0
     try:
-        args, unknown = build_parser().parse_known_args(argv)
+        words = sys.argv[1:] if argv is None else argv
+        light = bool(words) and words[0] in STUDY_COMMANDS
+        args, unknown = build_parser(with_systems=not light).parse_known_args(argv)
         if unknown:
             raise UsageError(
                 f"{args.command_prog}: unrecognized arguments: {' '.join(unknown)} "

@@ -298,3 +298,46 @@ def test_gp_ei_study_finds_the_best_row_of_branin(tmp_path, rows):
     assert study.best_value == pytest.approx(branin(rows).max())
     assert len({t.row for t in study.trials}) == 40
     assert load_study(storage=tmp_path / "s.db").sampler.name == "gp-ei"
+
+
+def test_refits_are_warm_between_doublings(tmp_path, monkeypatch):
+    """Full fits (fit_restarts) at the first fit and when the observations double; one warm
+    restart otherwise; warm_refits=False makes every refit full."""
+    from frontierbo.study import samplers
+
+    calls = []
+    real = samplers.fit_hyperparameters
+
+    def spy(X, y, **kwargs):
+        calls.append((X.shape[0], kwargs["n_restarts"], kwargs["initial"] is not None))
+        return real(X, y, **kwargs)
+
+    monkeypatch.setattr(samplers, "fit_hyperparameters", spy)
+    rows = np.random.default_rng(0).random((60, 2))
+    for warm in (True, False):
+        calls.clear()
+        study = create_study(rows, storage=tmp_path / f"{warm}.db", direction="maximize",
+                             settings={"n_initial": 2, "warm_refits": warm})  # fmt: skip
+        study.optimize(lambda t: float(np.sin(5 * t.x[0]) + t.x[1]), n_trials=12)
+        full = [t for t, restarts, _ in calls if restarts == 2]
+        assert [t for t, _, _ in calls] == list(range(2, 12))
+        assert full == ([2, 4, 8] if warm else list(range(2, 12)))
+        assert all(initial for t, _, initial in calls if t > 2)  # each starts at the last optimum
+    with pytest.raises(ValueError, match="warm_refits must be true or false"):
+        create_study(rows, storage=tmp_path / "x.db", settings={"warm_refits": "yes"})
+
+
+def test_a_study_command_does_not_import_the_systems(tmp_path):
+    """``frontierbo ask`` / ``study ...`` build no system's parser (a second of start-up)."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "s.db"
+    create_study(np.eye(3), storage=db, algorithm="random").storage.close()
+    code = (
+        "import sys; from frontierbo.cli import main; main(['ask', '--storage', sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.endswith('.experiment')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True,
+                         check=True).stdout  # fmt: skip
+    assert out.strip().splitlines()[-1] == "[]"

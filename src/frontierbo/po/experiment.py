@@ -31,7 +31,6 @@ from frontierbo.experiments.report import Options, load_published
 from frontierbo.experiments.runner import RunSpec, run_sweep, seed_for
 from frontierbo.experiments.store import ResultStore
 from frontierbo.io import mean_stderr
-from frontierbo.po.audit import run_audits
 from frontierbo.po.gaussian_release import GaussianRowMechanism, noise_aware_hyperparameters
 from frontierbo.po.po_gp_ucb import Curator, POGPUCBModeler, random_initial_rows
 from frontierbo.po.problems.base import (
@@ -434,6 +433,8 @@ def summarise(records: list[dict], options) -> dict:
         name: summarise_dataset(SETUPS[name], problems[name], by_name[name])
         for name in options.datasets
     }
+    from frontierbo.po.audit import run_audits  # scipy.stats: not at every command's start
+
     audits = run_audits(options.datasets, n_trials=200, seed=options.seed, problems=problems)
     return {"datasets": summaries, "audit": audits}
 

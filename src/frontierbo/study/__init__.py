@@ -1,24 +1,27 @@
 """Persistent ask / tell studies over a finite candidate set or a search space
-(:mod:`frontierbo.study.study`, :mod:`frontierbo.study.space`)."""
+(:mod:`frontierbo.study.study`, :mod:`frontierbo.study.space`).
 
-from frontierbo.study.create import create_study, delete_study, load_study, study_summaries
-from frontierbo.study.samplers import GPUCBSampler, RandomSampler
-from frontierbo.study.space import Categorical, Float, Int, Space
-from frontierbo.study.storage import StorageError
-from frontierbo.study.study import Study, Trial
+The names below are imported on first use, so that ``frontierbo.study.storage`` (which the
+command line imports at every start) does not pull in the samplers' numerics.
+"""
 
-__all__ = [
-    "Categorical",
-    "Float",
-    "GPUCBSampler",
-    "Int",
-    "RandomSampler",
-    "Space",
-    "StorageError",
-    "Study",
-    "Trial",
-    "create_study",
-    "delete_study",
-    "load_study",
-    "study_summaries",
-]
+import importlib
+
+_WHERE = {
+    "create_study": "create", "delete_study": "create", "load_study": "create",
+    "study_summaries": "create", "GPUCBSampler": "samplers", "RandomSampler": "samplers",
+    "Categorical": "space", "Float": "space", "Int": "space", "Space": "space",
+    "StorageError": "storage", "Study": "study", "Trial": "study",
+}  # fmt: skip
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"frontierbo.study.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'frontierbo.study' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_WHERE])

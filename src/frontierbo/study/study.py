@@ -487,6 +487,14 @@ class Study:
             best = self._trial(done[k])
         return best, float(sign * (mean[k] * sd + values.mean()))
 
+    def to_optuna(self, storage=None, study_name: str | None = None):
+        """This study's complete and failed trials in a new Optuna study (``storage``: None
+        for memory, a URL or an Optuna storage), for Optuna's plots and optuna-dashboard
+        (:mod:`frontierbo.study.optuna_export`)."""
+        from frontierbo.study.optuna_export import to_optuna
+
+        return to_optuna(self, storage=storage, study_name=study_name)
+
     def trials_dataframe(self):
         """The trials as a pandas DataFrame, one row per trial, with Optuna's column names
         (:mod:`frontierbo.study.records`)."""
