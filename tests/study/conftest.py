@@ -90,3 +90,70 @@ def postgres_url(postgres_server):
         conn.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
     admin.dispose()
     return f"postgresql+psycopg://postgres@/{name}?host={postgres_server}&port={PORT}"
+
+
+# -- MariaDB ----------------------------------------------------------------------------------------
+def _mariadb_program(name: str) -> str | None:
+    return shutil.which(name) or next(
+        (p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.path.exists(p)), None
+    )
+
+
+@pytest.fixture(scope="session")
+def mariadb_server():
+    """The socket of a running MariaDB server (Debian's mariadb-server programs, a data folder
+    of its own, no TCP port), stopped and removed at the end."""
+    pytest.importorskip("pymysql", reason="PyMySQL (the MySQL / MariaDB driver) is not installed")
+    install, server = _mariadb_program("mariadb-install-db"), _mariadb_program("mariadbd")
+    if install is None or server is None:
+        pytest.skip("MariaDB's mariadb-install-db / mariadbd not found (Debian: apt-get install "
+                    "mariadb-server)")  # fmt: skip
+    folder = tempfile.mkdtemp(prefix="frontierbo-mariadb-")
+    data, socket = os.path.join(folder, "data"), os.path.join(folder, "mysqld.sock")
+    user = ["--user=root"] if os.geteuid() == 0 else []
+    run = {"capture_output": True, "text": True, "timeout": 180}
+    made = subprocess.run([install, "--no-defaults", f"--datadir={data}", *user,
+                           "--auth-root-authentication-method=normal", "--skip-test-db"], **run)  # fmt: skip
+    if made.returncode != 0:
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.skip(f"mariadb-install-db failed: {(made.stderr or made.stdout).strip()[-300:]}")
+    process = subprocess.Popen(
+        [server, "--no-defaults", f"--datadir={data}", f"--socket={socket}", "--skip-networking",
+         f"--pid-file={os.path.join(folder, 'mysqld.pid')}", "--innodb-flush-log-at-trx-commit=0",
+         f"--log-error={os.path.join(folder, 'server.log')}", *user],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    import time
+
+    for _ in range(300):
+        if os.path.exists(socket) or process.poll() is not None:
+            break
+        time.sleep(0.1)
+    if not os.path.exists(socket):
+        process.kill()
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.skip("the MariaDB server did not start")
+    try:
+        yield socket
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def mariadb_url(mariadb_server):
+    """A SQLAlchemy URL of a new, empty database on the session's MariaDB server."""
+    import sqlalchemy
+
+    name = f"study_{os.getpid()}_{next(_databases)}"
+    admin = sqlalchemy.create_engine(
+        f"mysql+pymysql://root@localhost/?unix_socket={mariadb_server}"
+    )
+    with admin.connect() as conn:
+        conn.execute(sqlalchemy.text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
+    admin.dispose()
+    return f"mysql+pymysql://root@localhost/{name}?unix_socket={mariadb_server}&charset=utf8mb4"

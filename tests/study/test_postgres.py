@@ -83,12 +83,9 @@ def _insert_racer(conn):
 
 def _create_tables(conn):
     """Another process's initialise of a new database."""
-    import sqlalchemy
+    from frontierbo.study.schema import metadata
 
-    from frontierbo.study.storage import _SCHEMA
-
-    for statement in _SCHEMA:
-        conn.execute(sqlalchemy.text(statement))
+    metadata.create_all(conn)
 
 
 def _race(url, first_writes, second) -> dict:

@@ -18,9 +18,11 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sqlalchemy import delete, func, insert, select, update
 
 from frontierbo._validation import check_matrix
 from frontierbo.io import array_to_text
+from frontierbo.study import schema
 from frontierbo.study.samplers import make_sampler, serves_spaces
 from frontierbo.study.space import Space, as_space
 from frontierbo.study.storage import Storage, default_storage
@@ -49,10 +51,7 @@ def _version() -> str:
 
 
 #: the columns of a study's row, in the order :class:`Study` takes them
-_STUDY_COLUMNS = (
-    "study_id, name, algorithm, settings, seed, columns, n_candidates, candidates, "
-    "candidates_sha256, pending_timeout, created_at, direction, frontierbo_version, space"
-)
+S = schema.studies.c
 #: the algorithms that serve a space study (the systems' samplers choose among rows)
 SPACE_ALGORITHMS = ("gp-ei", "gp-ucb", "random")
 
@@ -138,7 +137,7 @@ def create_study(
     given = {"algorithm": algorithm, "direction": direction, "seed": seed, "columns": columns}
 
     def find_or_insert(ex) -> tuple[tuple, bool, dict]:
-        found = ex(f"SELECT {_STUDY_COLUMNS} FROM frontierbo_studies WHERE name = :n", {"n": name})
+        found = ex(select(*schema.study_columns()).where(S.name == name))
         if found:
             row, updated = found[0], {}
             if not load_if_exists:
@@ -146,8 +145,9 @@ def create_study(
             _check_same_study(store.url, row, sha, given, settings, space is not None)
             if timeout is not _UNSET and timeout != row[9]:
                 ex(
-                    "UPDATE frontierbo_studies SET pending_timeout = :t WHERE study_id = :s",
-                    {"t": timeout, "s": row[0]},
+                    update(schema.studies)
+                    .where(S.study_id == row[0])
+                    .values(pending_timeout=timeout)
                 )
                 updated["pending_timeout"] = (row[9], timeout)
                 row = (*row[:9], timeout, *row[10:])
@@ -155,7 +155,7 @@ def create_study(
         chosen = sampler or make_sampler(DEFAULT_ALGORITHM, settings)
         if space is not None:
             _check_space_sampler(chosen)
-        study_id = ex("SELECT COALESCE(MAX(study_id), 0) + 1 FROM frontierbo_studies")[0][0]
+        study_id = ex(select(func.coalesce(func.max(S.study_id), 0) + 1))[0][0]
         if space is not None:  # no rows: the space, stored as canonical JSON
             names, n, blob, space_text = space.names, 0, "", space.dumps()
         else:
@@ -165,12 +165,7 @@ def create_study(
                int(0 if seed is None else seed), json.dumps(names), n, blob,
                sha, DEFAULT_PENDING_TIMEOUT if timeout is _UNSET else timeout, time.time(),
                direction or DEFAULT_DIRECTION, _version(), space_text)  # fmt: skip
-        ex(
-            f"INSERT INTO frontierbo_studies ({_STUDY_COLUMNS}) VALUES ("
-            + ", ".join(f":a{i}" for i in range(len(row)))
-            + ")",
-            {f"a{i}": v for i, v in enumerate(row)},
-        )
+        ex(insert(schema.studies).values(dict(zip(schema.STUDY_COLUMNS, row, strict=True))))
         if table is not None:
             save_table(ex, study_id, table)
         return row, True, {}
@@ -293,7 +288,7 @@ def load_study(*, storage: str | os.PathLike | None = None, name: str | None = N
     ``storage`` defaults to ``$FRONTIERBO_STORAGE``, else ``study.db``)."""
     store = _existing(storage)
     with store.transaction(write=False) as ex:
-        rows = ex(f"SELECT {_STUDY_COLUMNS} FROM frontierbo_studies ORDER BY study_id")
+        rows = ex(select(*schema.study_columns()).order_by(S.study_id))
     names = [r[1] for r in rows]
     if name is None:
         if len(rows) != 1:
@@ -309,17 +304,16 @@ def study_summaries(*, storage: str | os.PathLike | None = None) -> list[dict]:
     trials by state, the best told value and when it was created (Unix seconds)."""
     store = _existing(storage)
     with store.transaction(write=False) as ex:
+        T = schema.trials.c
         studies = ex(
-            "SELECT study_id, name, algorithm, direction, created_at, space FROM "
-            "frontierbo_studies ORDER BY study_id"
-        )
-        counts = ex(
-            "SELECT study_id, state, COUNT(*) FROM frontierbo_trials GROUP BY study_id, state"
-        )
+            select(S.study_id, S.name, S.algorithm, S.direction, S.created_at, S.space)
+            .order_by(S.study_id)
+        )  # fmt: skip
+        counts = ex(select(T.study_id, T.state, func.count()).group_by(T.study_id, T.state))
         best = ex(
-            "SELECT study_id, MAX(value), MIN(value) FROM frontierbo_trials "
-            "WHERE state = 'complete' GROUP BY study_id"
-        )
+            select(T.study_id, func.max(T.value), func.min(T.value))
+            .where(T.state == "complete").group_by(T.study_id)
+        )  # fmt: skip
     store.close()
     by_state = {}
     for study_id, state, n in counts:
@@ -343,20 +337,20 @@ def delete_study(*, name: str, storage: str | os.PathLike | None = None) -> int:
     from ``storage`` in one transaction; returns how many trials it had."""
     store = _existing(storage)
 
-    def delete(ex) -> int:
-        found = ex("SELECT study_id FROM frontierbo_studies WHERE name = :n", {"n": name})
+    def remove(ex) -> int:
+        found = ex(select(S.study_id).where(S.name == name))
         if not found:
-            names = [r[0] for r in ex("SELECT name FROM frontierbo_studies ORDER BY study_id")]
+            names = [r[0] for r in ex(select(S.name).order_by(S.study_id))]
             raise ValueError(f"storage {store.url!r} has no study named {name!r} (it has {names})")
         study_id = found[0][0]
-        n = ex("SELECT COUNT(*) FROM frontierbo_trials WHERE study_id = :s", {"s": study_id})
-        for table in ("frontierbo_trials", "frontierbo_fits", "frontierbo_tables"):
-            ex(f"DELETE FROM {table} WHERE study_id = :s", {"s": study_id})
-        ex("DELETE FROM frontierbo_studies WHERE study_id = :s", {"s": study_id})
+        T = schema.trials.c
+        n = ex(select(func.count()).select_from(schema.trials).where(T.study_id == study_id))
+        for table in (schema.trials, schema.fits, schema.tables, schema.studies):
+            ex(delete(table).where(table.c.study_id == study_id))
         return int(n[0][0])
 
     try:
-        return store.write_retrying(delete)
+        return store.write_retrying(remove)
     finally:
         store.close()
 

@@ -1,11 +1,13 @@
 """Where studies live: a SQL database, one transaction per ask and per tell.
 
 ``storage`` is a file path or ``sqlite:///path`` (Python's own ``sqlite3``, nothing to install),
-or any other SQLAlchemy URL such as ``postgresql://user@host/db`` for workers on several
-machines (``pip install 'frontierbo[sql]'`` and the database's driver, e.g. ``psycopg``). Both
-run the same SQL.
+or any other SQLAlchemy URL such as ``postgresql+psycopg://user@host/db`` or
+``mysql+pymysql://user@host/db`` for workers on several machines (the driver:
+``pip install 'frontierbo[sql]'``). Every statement is built with SQLAlchemy Core from the
+tables of :mod:`frontierbo.study.schema`, which SQLAlchemy renders for each database (quoting,
+types); a plain path's connections are made by :func:`connect_sqlite`.
 
-Tables (portable types; ``candidates`` is a base64 ``.npy``, so no BLOB dialects):
+Tables (``candidates`` is a base64 ``.npy``, so no BLOB dialects):
 
 * ``frontierbo_meta``: ``schema_version`` and the ``frontierbo`` version that created the file;
 * ``frontierbo_studies``: one row per study: name (unique), algorithm and its settings (JSON),
@@ -52,6 +54,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+from sqlalchemy import create_engine, event, insert, inspect, select, text, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.pool import QueuePool
+
+from frontierbo.study import schema
+
 T = TypeVar("T")
 
 SCHEMA_VERSION = 4
@@ -61,52 +70,7 @@ BUSY_TIMEOUT = 60.0
 #: every round lets at least one of the competing writers commit.
 CONFLICT_ATTEMPTS = 10
 
-_TABLES_TABLE = """CREATE TABLE IF NOT EXISTS frontierbo_tables (
-    study_id INTEGER PRIMARY KEY REFERENCES frontierbo_studies (study_id),
-    description TEXT NOT NULL)"""
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS frontierbo_meta (
-        key VARCHAR(64) PRIMARY KEY,
-        value TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS frontierbo_studies (
-        study_id INTEGER PRIMARY KEY,
-        name VARCHAR(255) NOT NULL UNIQUE,
-        algorithm VARCHAR(64) NOT NULL,
-        settings TEXT NOT NULL,
-        seed BIGINT NOT NULL,
-        columns TEXT NOT NULL,
-        n_candidates INTEGER NOT NULL,
-        candidates TEXT NOT NULL,
-        candidates_sha256 VARCHAR(64) NOT NULL,
-        pending_timeout DOUBLE PRECISION,
-        created_at DOUBLE PRECISION NOT NULL,
-        direction VARCHAR(16) NOT NULL,
-        frontierbo_version VARCHAR(32) NOT NULL,
-        space TEXT)""",
-    """CREATE TABLE IF NOT EXISTS frontierbo_trials (
-        study_id INTEGER NOT NULL REFERENCES frontierbo_studies (study_id),
-        number INTEGER NOT NULL,
-        row_index INTEGER NOT NULL,
-        state VARCHAR(16) NOT NULL,
-        value DOUBLE PRECISION,
-        asked_at DOUBLE PRECISION NOT NULL,
-        told_at DOUBLE PRECISION,
-        offers INTEGER NOT NULL,
-        request TEXT,
-        params TEXT,
-        point TEXT,
-        PRIMARY KEY (study_id, number))""",
-    """CREATE TABLE IF NOT EXISTS frontierbo_fits (
-        study_id INTEGER NOT NULL REFERENCES frontierbo_studies (study_id),
-        observations INTEGER NOT NULL,
-        hyperparameters TEXT NOT NULL,
-        PRIMARY KEY (study_id, observations))""",
-    _TABLES_TABLE,
-)
-TABLES = (
-    "frontierbo_meta", "frontierbo_studies", "frontierbo_trials", "frontierbo_fits",
-    "frontierbo_tables",
-)  # fmt: skip
+TABLES = tuple(schema.metadata.tables)
 _TRIAL_COLUMNS = "study_id, number, row_index, state, value, asked_at, told_at, offers"
 #: Schema 1 -> 2: the trials table without UNIQUE (study_id, row_index) and with ``request``
 #: (portable SQL: copy into a new table, drop the old one, rename; one transaction). The
@@ -136,12 +100,29 @@ _MIGRATE_2_TO_3 = (
     "ALTER TABLE frontierbo_trials ADD COLUMN point TEXT",
     "UPDATE frontierbo_meta SET value = '3' WHERE key = 'schema_version'",
 )
-#: Schema 3 -> 4: the typed description of a CSV's candidate table (schema 3 created this
-#: table with the first such study; now every database has it).
-_MIGRATE_3_TO_4 = (
-    _TABLES_TABLE,
-    "UPDATE frontierbo_meta SET value = '4' WHERE key = 'schema_version'",
-)
+
+
+def _migrate_3_to_4(ex) -> None:
+    """Schema 3 -> 4: ``frontierbo_tables`` where no CSV study had created it yet."""
+    schema.tables.create(ex.connection, checkfirst=True)
+    _set_version(ex, 4)
+
+
+def _set_version(ex, version: int) -> None:
+    ex(update(schema.meta).where(schema.meta.c.key == "schema_version").values(value=str(version)))
+
+
+def _statements(statements):
+    def run(ex) -> None:
+        for statement in statements:
+            ex(statement)
+
+    return run
+
+
+#: Each older schema's step to the next, in one write transaction. Schemas 1 and 2 existed on
+#: SQLite and PostgreSQL only, so their steps are the portable SQL they were written in.
+_MIGRATIONS = {1: _statements(_MIGRATE_1_TO_2), 2: _statements(_MIGRATE_2_TO_3), 3: _migrate_3_to_4}
 
 
 #: The environment variable naming the storage used when none is given (Python and the shell).
@@ -258,10 +239,7 @@ class Storage:
         self.url = os.fspath(storage)
         path = _sqlite_path(self.url)
         self._lock = threading.RLock()
-        if path is not None:
-            self._backend = _SQLite(path)
-        else:
-            self._backend = _SQLAlchemy(self.url)
+        self._backend = _Backend(self.url, path)
 
     def close(self) -> None:
         self._backend.close()
@@ -283,7 +261,9 @@ class Storage:
             try:
                 with self.transaction(write=True) as ex:
                     return step(ex)
-            except self._backend.conflict_errors:
+            except DBAPIError as exc:
+                if not self._backend.conflict(exc):
+                    raise
                 continue
         with self.transaction(write=True) as ex:  # the last attempt's conflict is an error
             return step(ex)
@@ -302,15 +282,12 @@ class Storage:
         self._backend.prepare()
 
         def create_or_check(ex) -> None:
-            for statement in _SCHEMA:  # no-ops on tables that exist (an older schema's too)
-                ex(statement)
-            rows = ex("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
+            # the tables that do not exist yet (an older schema's stay as they are)
+            schema.metadata.create_all(ex.connection, checkfirst=True)
+            rows = _schema_version(ex)
             if not rows:
-                ex(
-                    "INSERT INTO frontierbo_meta (key, value) VALUES "
-                    "('schema_version', :schema), ('created_by', :version)",
-                    {"schema": str(SCHEMA_VERSION), "version": version},
-                )
+                ex(insert(schema.meta), [{"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                                         {"key": "created_by", "value": version}])  # fmt: skip
                 return
             self.check_schema(int(rows[0][0]))
             self._migrate(ex, int(rows[0][0]))
@@ -329,7 +306,7 @@ class Storage:
                     f"storage {self.url!r} is not a frontierbo study database (create one with "
                     "frontierbo study create / frontierbo.create_study)"
                 )
-            rows = ex("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
+            rows = _schema_version(ex)
         if not rows:
             raise StorageError(f"storage {self.url!r} has no schema version: not a study database")
         self.check_schema(int(rows[0][0]))
@@ -347,25 +324,31 @@ class Storage:
         """Bring an older study database to this schema (one write transaction; a no-op when
         it is current, e.g. migrated meanwhile by another process)."""
         with self.transaction(write=True) as ex:
-            rows = ex("SELECT value FROM frontierbo_meta WHERE key = 'schema_version'")
-            self._migrate(ex, int(rows[0][0]))
+            self._migrate(ex, int(_schema_version(ex)[0][0]))
 
     @staticmethod
     def _migrate(ex, found: int) -> None:
-        steps = {1: _MIGRATE_1_TO_2, 2: _MIGRATE_2_TO_3, 3: _MIGRATE_3_TO_4}
         for version in range(found, SCHEMA_VERSION):
-            for statement in steps[version]:
-                ex(statement)
+            _MIGRATIONS[version](ex)
+
+
+def _schema_version(ex) -> list[tuple]:
+    return ex(select(schema.meta.c.value).where(schema.meta.c.key == "schema_version"))
 
 
 class _Executor:
-    """``ex(sql, params=None) -> list of rows`` on one open transaction."""
+    """``ex(statement, params=None) -> list of rows`` on one open transaction: a SQLAlchemy Core
+    statement (:mod:`frontierbo.study.schema`), or SQL text (PRAGMAs, the old migrations);
+    ``params`` a dict, or a list of dicts to run it once per dict."""
 
-    def __init__(self, run):
-        self._run = run
+    def __init__(self, connection):
+        self.connection = connection
 
-    def __call__(self, sql: str, params: dict | None = None) -> list[tuple]:
-        return self._run(sql, params or {})
+    def __call__(self, statement, params=None) -> list[tuple]:
+        if isinstance(statement, str):
+            statement = text(statement)
+        result = self.connection.execute(statement, params if params is not None else {})
+        return [tuple(row) for row in result] if result.returns_rows else []
 
 
 def connect_sqlite(path, flag: str = "storage", error=None) -> sqlite3.Connection:
@@ -411,81 +394,44 @@ def _configured(conn):
     return conn
 
 
-class _SQLite:
-    conflict_errors = (sqlite3.IntegrityError,)
+class _Backend:
+    """A SQLAlchemy engine on a SQLite path (each connection made by :func:`connect_sqlite`)
+    or on a database URL."""
 
-    def __init__(self, path: str):
+    def __init__(self, url: str, path: str | None):
         self.path = path
-        self.conn = connect_sqlite(path)
-
-    @contextlib.contextmanager
-    def _file_errors(self):
-        """An error of the file (damaged, locked, ...) as one :class:`StorageError`."""
-        try:
-            yield
-        except sqlite3.Error as exc:
-            problem = sqlite_file_problem(exc, self.path)
-            if problem is None:
-                raise
-            raise StorageError(problem) from exc
-
-    def _run(self, sql: str, params: dict) -> list[tuple]:
-        with self._file_errors():
-            return self.conn.execute(sql, params).fetchall()
-
-    def prepare(self) -> None:
-        """WAL mode (a setting of the file, kept once set): readers never block the writer."""
-        with self._file_errors():
-            self.conn.execute("PRAGMA journal_mode = WAL")
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def table_names(self, ex) -> set[str]:
-        return {r[0] for r in ex("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-    @contextlib.contextmanager
-    def transaction(self, *, write: bool, study_id: int | None):
-        with self._file_errors():
-            self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        try:
-            yield _Executor(self._run)
-            with self._file_errors():
-                self.conn.execute("COMMIT")
-        except BaseException:
-            if self.conn.in_transaction:  # SQLite rolls back by itself after some errors
-                self.conn.execute("ROLLBACK")
-            raise
-
-
-class _SQLAlchemy:
-    def __init__(self, url: str):
-        try:
-            import sqlalchemy
-        except ImportError as exc:
-            raise ImportError(
-                f"storage {url!r} needs SQLAlchemy (only SQLite paths work without it): "
-                "pip install 'frontierbo[sql]' and the database's driver"
-            ) from exc
-        try:
-            parsed = sqlalchemy.engine.make_url(url)
-            self.is_sqlite = parsed.get_backend_name() == "sqlite"
-            # the same wait for a busy database as plain paths (pysqlite's default is 5 s)
-            connect_args = {"timeout": BUSY_TIMEOUT} if self.is_sqlite else {}
-            self.engine = sqlalchemy.create_engine(url, connect_args=connect_args)
-        except Exception as exc:  # an unknown dialect or a malformed URL
-            raise ValueError(f"storage must be a path or a database URL, got {url!r}") from exc
-        self.text = sqlalchemy.text
-        self.conflict_errors = (sqlalchemy.exc.IntegrityError,)
-        self.path = parsed.database if self.is_sqlite else None
-        self._immediate = False
-        if self.is_sqlite:  # SQLAlchemy's recipe: let us issue BEGIN ourselves
-            from sqlalchemy import event
-
-            if self.path and self.path != ":memory:" and not self.path.startswith("file:"):
+        if path is not None:  # a plain path: our connections, checked and configured
+            connect_sqlite(path).close()  # a file SQLite cannot use: one error, now
+            self.engine = create_engine(
+                "sqlite://", creator=lambda: connect_sqlite(path), poolclass=QueuePool
+            )
+            self.is_sqlite = True
+        else:
+            try:
+                parsed = make_url(url)
+                self.is_sqlite = parsed.get_backend_name() == "sqlite"
+                # the same wait for a busy database as plain paths (pysqlite's default is 5 s)
+                connect_args = {"timeout": BUSY_TIMEOUT} if self.is_sqlite else {}
+                self.engine = create_engine(url, connect_args=connect_args)
+            except ImportError as exc:
+                raise ImportError(
+                    f"storage {url!r} needs its database's driver ({exc.name or exc}): e.g. "
+                    "pip install 'psycopg[binary]' for PostgreSQL, pymysql for MySQL / MariaDB"
+                ) from exc
+            except Exception as exc:  # an unknown dialect or a malformed URL
+                raise ValueError(f"storage must be a path or a database URL, got {url!r}") from exc
+            self.path = parsed.database if self.is_sqlite else None
+            if (
+                self.is_sqlite
+                and self.path
+                and self.path != ":memory:"
+                and not self.path.startswith("file:")
+            ):
                 if Path(self.path).is_dir():
                     raise StorageError(f"storage {url!r} is a directory, not a database file")
                 create_private(self.path)
+        self._immediate = False
+        if self.is_sqlite:  # SQLAlchemy's recipe: let us issue BEGIN ourselves
 
             @event.listens_for(self.engine, "connect")
             def _autocommit(dbapi_connection, _record):
@@ -495,6 +441,13 @@ class _SQLAlchemy:
             @event.listens_for(self.engine, "begin")
             def _begin(conn):
                 conn.exec_driver_sql("BEGIN IMMEDIATE" if self._immediate else "BEGIN")
+
+    def conflict(self, exc: BaseException) -> bool:
+        """A key conflict, or MySQL's deadlock or lock timeout: the transaction may be re-run."""
+        if isinstance(exc, IntegrityError):
+            return True
+        code = getattr(getattr(exc, "orig", None), "args", (None,))[0]
+        return isinstance(exc, OperationalError) and code in (1205, 1213)
 
     def prepare(self) -> None:
         if self.is_sqlite:  # outside any transaction, so on the driver's own connection
@@ -513,19 +466,15 @@ class _SQLAlchemy:
         self.engine.dispose()
 
     def table_names(self, ex) -> set[str]:
-        from sqlalchemy import inspect
-
         return set(inspect(ex.connection).get_table_names())
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool, study_id: int | None):
-        import sqlalchemy
-
         try:
             with self._transaction(write, study_id) as ex:
                 yield ex
-        except sqlalchemy.exc.DBAPIError as exc:
-            problem = self.is_sqlite and sqlite_file_problem(exc.orig, self.path)
+        except DBAPIError as exc:
+            problem = self.is_sqlite and self.path and sqlite_file_problem(exc.orig, self.path)
             if not problem:
                 raise
             raise StorageError(problem) from exc
@@ -534,14 +483,8 @@ class _SQLAlchemy:
     def _transaction(self, write: bool, study_id: int | None):
         self._immediate = write
         with self.engine.begin() as conn:
-
-            def run(sql, params):
-                result = conn.execute(self.text(sql), params)
-                return [tuple(r) for r in result] if result.returns_rows else []
-
-            if write and study_id is not None and not self.is_sqlite:
-                run("SELECT study_id FROM frontierbo_studies WHERE study_id = :s FOR UPDATE",
-                    {"s": study_id})  # fmt: skip
-            ex = _Executor(run)
-            ex.connection = conn
+            ex = _Executor(conn)
+            if write and study_id is not None:  # FOR UPDATE (SQLite: BEGIN IMMEDIATE)
+                ex(select(schema.studies.c.study_id)
+                   .where(schema.studies.c.study_id == study_id).with_for_update())  # fmt: skip
             yield ex

@@ -40,8 +40,10 @@ from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
+from sqlalchemy import insert, select, update
 
 from frontierbo.io import array_from_text
+from frontierbo.study import schema
 from frontierbo.study.samplers import (
     GPEISampler,
     GPSampler,
@@ -113,18 +115,18 @@ class _FitCache:
         self.ex, self.study_id = ex, study_id
 
     def get(self, observations: int) -> dict | None:
+        f = schema.fits.c
         rows = self.ex(
-            "SELECT hyperparameters FROM frontierbo_fits WHERE study_id = :s AND observations = :t",
-            {"s": self.study_id, "t": observations},
+            select(f.hyperparameters).where(
+                f.study_id == self.study_id, f.observations == observations
+            )
         )
         return json.loads(rows[0][0]) if rows else None
 
     def put(self, observations: int, hyper: dict) -> None:
-        self.ex(
-            "INSERT INTO frontierbo_fits (study_id, observations, hyperparameters) "
-            "VALUES (:s, :t, :h)",
-            {"s": self.study_id, "t": observations, "h": json.dumps(hyper)},
-        )
+        self.ex(insert(schema.fits).values(
+            study_id=self.study_id, observations=observations, hyperparameters=json.dumps(hyper)
+        ))  # fmt: skip
 
 
 class _ReadThroughFits:
@@ -193,26 +195,18 @@ class Study:
             now = time.time()
             # the stored timeout: another process may have changed it since this one loaded
             self.pending_timeout = ex(
-                "SELECT pending_timeout FROM frontierbo_studies WHERE study_id = :s",
-                {"s": self.study_id},
-            )[0][0]
+                select(schema.studies.c.pending_timeout)
+                .where(schema.studies.c.study_id == self.study_id)
+            )[0][0]  # fmt: skip
             trials = self._trial_rows(ex)
             expired = self._expired(trials, now)
             if expired is not None:
-                ex(
-                    "UPDATE frontierbo_trials SET asked_at = :now, offers = offers + 1 "
-                    "WHERE study_id = :s AND number = :n",
-                    {"now": now, "s": self.study_id, "n": expired},
-                )
+                ex(self._update(expired).values(asked_at=now, offers=schema.trials.c.offers + 1))
                 trials = self._trial_rows(ex)
                 return self._trial(next(r for r in trials if r[0] == expired))
             waiting = [r for r in trials if r[2] == "waiting"]
             if waiting:  # enqueued by hand: asked first, in the order they were enqueued
-                ex(
-                    "UPDATE frontierbo_trials SET state = 'pending', asked_at = :now, offers = 1 "
-                    "WHERE study_id = :s AND number = :n",
-                    {"now": now, "s": self.study_id, "n": waiting[0][0]},
-                )
+                ex(self._update(waiting[0][0]).values(state="pending", asked_at=now, offers=1))
                 trials = self._trial_rows(ex)
                 return self._trial(next(r for r in trials if r[0] == waiting[0][0]))
             self._check_sequential(trials)
@@ -225,13 +219,10 @@ class Study:
                 row, params = -1, json.dumps(self.space.decode(z))
                 point = json.dumps(z.tolist())
             text = json.dumps(request) if request else None
-            ex(
-                "INSERT INTO frontierbo_trials (study_id, number, row_index, state, value, "
-                "asked_at, told_at, offers, request, params, point) "
-                "VALUES (:s, :n, :r, 'pending', NULL, :now, NULL, 1, :q, :p, :z)",
-                {"s": self.study_id, "n": number, "r": row, "now": now, "q": text, "p": params,
-                 "z": point},
-            )  # fmt: skip
+            ex(insert(schema.trials).values(
+                study_id=self.study_id, number=number, row_index=row, state="pending", value=None,
+                asked_at=now, told_at=None, offers=1, request=text, params=params, point=point,
+            ))  # fmt: skip
         return self._trial((number, row, "pending", None, now, None, 1, text, params, point))
 
     def tell(self, trial: Trial | int, value=None, *, state: str = "complete") -> Trial:
@@ -244,10 +235,8 @@ class Study:
             raise ValueError(f"state must be one of {TOLD_STATES}, got {state!r}")
         value = self._told_value(value, state)  # privatised here: the raw value goes no further
         with self.storage.transaction(write=True, study_id=self.study_id) as ex:
-            rows = ex(
-                "SELECT state FROM frontierbo_trials WHERE study_id = :s AND number = :n",
-                {"s": self.study_id, "n": number},
-            )
+            t = schema.trials.c
+            rows = ex(select(t.state).where(t.study_id == self.study_id, t.number == number))
             if not rows:
                 raise ValueError(
                     f"trial {number} does not exist in study {self.name!r} (ask for one first)"
@@ -256,11 +245,7 @@ class Study:
                 raise ValueError(
                     f"trial {number} was already told ({rows[0][0]}); a trial is told once"
                 )
-            ex(
-                "UPDATE frontierbo_trials SET state = :state, value = :v, told_at = :now "
-                "WHERE study_id = :s AND number = :n",
-                {"state": state, "v": value, "now": time.time(), "s": self.study_id, "n": number},
-            )
+            ex(self._update(number).values(state=state, value=value, told_at=time.time()))
             told = next(r for r in self._trial_rows(ex) if r[0] == number)
         return self._trial(told)
 
@@ -326,13 +311,11 @@ class Study:
                 number, now = len(trials) + len(added), time.time()
                 told = None if state == "waiting" else now
                 record = (number, row, state, value, now, told, 0, None, params_json, point_json)
-                ex(
-                    "INSERT INTO frontierbo_trials (study_id, number, row_index, state, value, "
-                    "asked_at, told_at, offers, request, params, point) "
-                    "VALUES (:s, :n, :r, :state, :v, :now, :told, 0, NULL, :p, :z)",
-                    {"s": self.study_id, "n": number, "r": row, "state": state, "v": value,
-                     "now": now, "told": told, "p": params_json, "z": point_json},
-                )  # fmt: skip
+                ex(insert(schema.trials).values(
+                    study_id=self.study_id, number=number, row_index=row, state=state,
+                    value=value, asked_at=now, told_at=told, offers=0, request=None,
+                    params=params_json, point=point_json,
+                ))  # fmt: skip
                 if row >= 0 and state != "fail":
                     held[self._distinct_of[row]] = record
                 added.append(record)
@@ -515,11 +498,15 @@ class Study:
 
     # -- internals ---------------------------------------------------------------------------
     def _trial_rows(self, ex) -> list[tuple]:
+        t = schema.trials.c
         return ex(
-            "SELECT number, row_index, state, value, asked_at, told_at, offers, request, "
-            "params, point FROM frontierbo_trials WHERE study_id = :s ORDER BY number",
-            {"s": self.study_id},
+            select(*schema.trial_columns()).where(t.study_id == self.study_id).order_by(t.number)
         )
+
+    def _update(self, number: int):
+        """An UPDATE of this study's trial ``number`` (``.values(...)`` to complete)."""
+        t = schema.trials.c
+        return update(schema.trials).where(t.study_id == self.study_id, t.number == number)
 
     def _trial(self, r: tuple) -> Trial:
         number, row, state, value, asked_at, told_at, offers, request, params, point = r

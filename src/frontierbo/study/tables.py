@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy import insert, select
 
 from frontierbo.io import (
     MAX_ABS_VALUE,
@@ -69,6 +70,7 @@ from frontierbo.io import (
     parse_cell,
     read_table,
 )
+from frontierbo.study import schema
 
 #: Most categories a categorical feature may have (each is one column of the GP's inputs).
 MAX_CHOICES = 100
@@ -316,16 +318,13 @@ def read_candidates(
 def save_table(ex, study_id: int, table: CandidateTable) -> None:
     """Store ``table``'s description for ``study_id`` (in the transaction that inserts it;
     ``frontierbo_tables``, :mod:`frontierbo.study.storage`)."""
-    ex(
-        "INSERT INTO frontierbo_tables (study_id, description) VALUES (:s, :d)",
-        {"s": study_id, "d": table.to_json()},
-    )
+    ex(insert(schema.tables).values(study_id=study_id, description=table.to_json()))
 
 
 def load_table(ex, study_id: int, X: np.ndarray, names: list[str]) -> CandidateTable | None:
     """The table study ``study_id`` was created from (typed rows, carried values) around its
     stored matrix ``X`` and column ``names``, or None for a study of a plain matrix."""
-    rows = ex("SELECT description FROM frontierbo_tables WHERE study_id = :s", {"s": study_id})
+    rows = ex(select(schema.tables.c.description).where(schema.tables.c.study_id == study_id))
     return CandidateTable.from_json(rows[0][0], X, names) if rows else None
 
 
