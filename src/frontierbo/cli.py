@@ -18,9 +18,7 @@ from frontierbo import __version__
 from frontierbo.dashboard.cli import add_commands as dashboard_commands
 from frontierbo.data_cli import add_commands as data_commands
 from frontierbo.flags import NEGATIVE_NUMBER
-from frontierbo.registry import systems
 from frontierbo.study.cli import add_commands as study_commands
-from frontierbo.systems.commands import add_system
 
 #: Exceptions a handler raises for bad input or a missing extra (one line, exit status 2).
 USER_ERRORS = (ValueError, TypeError, FileNotFoundError, RuntimeError, ImportError)
@@ -49,6 +47,9 @@ STUDY_COMMANDS = frozenset({"ask", "tell", "study", "dashboard", "data"})
 
 
 def build_parser(with_systems: bool = True) -> argparse.ArgumentParser:
+    if with_systems:  # imported here: a study command needs no system
+        from frontierbo.registry import systems
+        from frontierbo.systems.commands import add_system
     registered = systems() if with_systems else []
     listing = "; ".join(f"{s.name}: {s.summary}" for s in registered)
     parser = _Parser(
