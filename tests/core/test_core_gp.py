@@ -360,3 +360,32 @@ def test_adaptive_subset_reaches_the_fixed_optimum_from_fewer_restarts():
     assert small.restarts_nll == same.restarts_nll and small.n_points == 300
     with pytest.raises(ValueError, match="subset must be one of"):
         fit_hyperparameters(X, y, subset="half")
+
+
+def test_add_many_is_add_after_add_to_rounding():
+    """One factorisation and a BLAS-3 solve give the posterior of t single adds; later adds,
+    a GP that already has observations and float32 take the one-by-one path."""
+    rng = np.random.default_rng(3)
+    X = rng.random((400, 3))
+    kernel = make_kernel("matern52", np.array([0.3, 0.5, 0.4]), 1.3)
+    rows, ys = rng.choice(400, 60, replace=False), rng.standard_normal(60)
+    one, many = FiniteDomainGP(X, kernel, 1e-4, 0.2), FiniteDomainGP(X, kernel, 1e-4, 0.2)
+    for i, y in zip(rows, ys, strict=True):
+        one.add(int(i), float(y))
+    many.add_many(rows, ys)
+    np.testing.assert_allclose(many.mean, one.mean, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(many.variance, one.variance, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(many.cholesky_factor(), one.cholesky_factor(), atol=1e-12)
+    assert many.log_det == pytest.approx(one.log_det, abs=1e-9)
+    assert list(many.observed_indices) == list(rows)
+    one.add(5, 0.3)
+    many.add_many([5], [0.3])  # one more: the one-by-one path on the batch's block
+    np.testing.assert_allclose(many.mean, one.mean, rtol=0, atol=1e-10)
+    single = FiniteDomainGP(X, kernel, 1e-4, 0.2, dtype="float32")
+    batch = FiniteDomainGP(X, kernel, 1e-4, 0.2, dtype="float32")
+    for i, y in zip(rows, ys, strict=True):
+        single.add(int(i), float(y))
+    batch.add_many(rows, ys)  # float32 adds one by one: the same bits
+    np.testing.assert_array_equal(batch.mean, single.mean)
+    with pytest.raises(ValueError, match="ys must be 2 finite values"):
+        FiniteDomainGP(X, kernel, 1e-4).add_many([1, 2], [0.0, np.nan])

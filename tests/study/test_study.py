@@ -341,3 +341,19 @@ def test_a_study_command_does_not_import_the_systems(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True,
                          check=True).stdout  # fmt: skip
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_auto_refits_every_observation_then_every_64th_growth():
+    from frontierbo.study.samplers import AUTO_REFIT_ALL, GPEISampler
+
+    auto, every = GPEISampler(), GPEISampler(refit_every=1)
+    assert all(auto.fit_schedule(t, 5) == every.fit_schedule(t, 5) for t in range(1, 129))
+    fits = sorted({auto.fit_schedule(t, 5)[0] for t in range(1, 2101)})
+    steps = np.diff(fits)
+    assert set(steps[: AUTO_REFIT_ALL - 5]) == {1}
+    for previous, step in zip(fits[:-1], steps, strict=True):  # each fit's step is its t // 64
+        assert step == (1 if previous < AUTO_REFIT_ALL else previous // 64)
+    t_fit, previous = auto.fit_schedule(2000, 5)
+    assert previous < t_fit <= 2000 and t_fit + t_fit // 64 > 2000
+    with pytest.raises(ValueError, match="refit_every must be an integer >= 1 or 'auto', got 0"):
+        GPEISampler(refit_every=0)

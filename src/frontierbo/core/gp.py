@@ -302,6 +302,56 @@ class FiniteDomainGP:
         self._y.append(y)
         self._noise.append(s)
 
+    def add_many(self, indices, ys) -> None:
+        """Condition on ``ys`` observed at candidates ``indices`` (noise sigma_n^2), in order:
+        the posterior of :meth:`add` called for each, to rounding. A GP with no observation
+        yet (float64) factors ``K_tt + sigma_n^2 I`` once and solves the whole t x n block
+        with BLAS-3 (``trsm``) instead of t matrix-vector passes over it; otherwise, or when
+        that factor is not positive definite, it adds them one by one."""
+        indices = self._rows(indices, "indices")
+        ys = np.asarray(ys, dtype=float).reshape(-1)
+        if ys.shape != indices.shape or not np.all(np.isfinite(ys)):
+            raise ValueError(f"ys must be {indices.size} finite values, got {ys!r}")
+        if self.t == 0 and self._single and indices.size > 1:
+            try:
+                self._add_first(indices, ys)
+                return
+            except np.linalg.LinAlgError:
+                pass  # rank-deficient: the pivot floor of add() handles it
+        for i, y in zip(indices, ys, strict=True):
+            self.add(int(i), float(y))
+
+    def _add_first(self, indices: np.ndarray, ys: np.ndarray) -> None:
+        t, s = indices.size, self.noise_variance
+        K = self._cross_of(indices)
+        K[np.diag_indices(t)] += s
+        L = np.linalg.cholesky(K)
+        floor = _PIVOT_FLOOR * np.maximum(self._prior_var[indices], 1e-300)
+        if np.any(np.diag(L) ** 2 < floor):
+            raise np.linalg.LinAlgError("a pivot under the floor")
+        self._ensure_capacity(t)
+        V = self._blocks[0][:t]
+        for r, i in enumerate(indices):
+            self._kernel_row(int(i), out=V[r])
+        # V <- L^{-1} V in place: V.T is Fortran-ordered, so trsm solves X L^T = V^T on it
+        blas.dtrsm(1.0, L, V.T, side=1, lower=1, trans_a=1, overwrite_b=True)
+        w = solve_triangular(L, ys - self.prior_mean, lower=True, check_finite=False)
+        self._pivots[:t] = np.diag(L)
+        self._w[:t] = w
+        self.mean = self.prior_mean + V.T @ w
+        self._var = self._prior_var - np.einsum("tn,tn->n", V, V)
+        self._idx.extend(int(i) for i in indices)
+        self._y.extend(float(y) for y in ys)
+        self._noise.extend([s] * t)
+
+    def _cross_of(self, rows: np.ndarray) -> np.ndarray:
+        """``k(X[rows], X[rows])`` (t, t) from the cached scaled candidates."""
+        if self._scaled is None:
+            return np.asarray(self.kernel.K, dtype=float)[np.ix_(rows, rows)].copy()
+        z, sq = self._scaled[rows], self._sqnorm[rows]
+        r2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (z @ z.T), 0.0)
+        return self.kernel.from_sqdist(r2, out=r2)
+
     # -- the t x t factor ---------------------------------------------------------------------
     def cholesky_factor(self) -> np.ndarray:
         """The lower Cholesky factor ``L`` (t, t) of ``K_tt + diag(noise)``, float64, a new array

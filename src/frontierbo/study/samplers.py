@@ -67,6 +67,8 @@ SCALINGS = ("unit-cube", "common", "none")
 #: Candidates of a space study's ask whose continuous coordinates are polished, and the
 #: L-BFGS-B iterations of each.
 N_STARTS, POLISH_ITERATIONS = 4, 200
+#: Observations up to which ``refit_every="auto"`` refits after every new one.
+AUTO_REFIT_ALL = 128
 #: Posterior variance below which the polish treats the standard deviation as constant.
 VARIANCE_FLOOR = 1e-12
 _SQRT2, _SQRT_HALF_PI = math.sqrt(2.0), math.sqrt(math.pi / 2.0)
@@ -262,7 +264,10 @@ class GPSampler:
 
     n_initial: int | None = None
     kernel: str = "matern52"
-    refit_every: int = 1
+    #: refit after this many new observations, or "auto": after each one up to
+    #: :data:`AUTO_REFIT_ALL` observations, then when they have grown by 1/64 since the last
+    #: fit (every 31 at 2 000); between refits the posterior is the last fit's
+    refit_every: int | str = "auto"
     fit_restarts: int = 2
     #: refit with one restart from the previous fit's optimum, except at the first fit and
     #: whenever the observations have doubled since the last full fit (``fit_restarts``);
@@ -285,7 +290,13 @@ class GPSampler:
             check_int(self.n_initial, "n_initial", low=1)
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        check_int(self.refit_every, "refit_every", low=1)
+        if self.refit_every != "auto" and (
+            isinstance(self.refit_every, bool) or not isinstance(self.refit_every, int)
+            or self.refit_every < 1
+        ):  # fmt: skip
+            raise ValueError(
+                f"refit_every must be an integer >= 1 or 'auto', got {self.refit_every!r}"
+            )
         check_int(self.fit_restarts, "fit_restarts", low=1)
         for flag in ("ard", "warm_refits"):
             if not isinstance(getattr(self, flag), bool):
@@ -400,8 +411,7 @@ class GPSampler:
         lengthscale = np.asarray(hyper["lengthscale"]) if self.ard else hyper["lengthscale"][0]
         kernel = make_kernel(self.kernel, lengthscale, hyper["variance"] * ratio**2)
         gp = FiniteDomainGP(X, kernel, hyper["noise_variance"] * ratio**2, mean)
-        for row, value in zip(h.rows, y, strict=True):
-            gp.add(int(row), float(value))
+        gp.add_many(h.rows, y)  # one factorisation and a BLAS-3 solve, not t passes
         return gp
 
     def inputs(self, candidates: np.ndarray) -> np.ndarray:
@@ -412,6 +422,21 @@ class GPSampler:
             return candidates / common_scale(candidates)
         return candidates
 
+    def fit_schedule(self, t: int, t_min: int) -> tuple[int, int]:
+        """``(t_fit, t_previous)``: the observations the fit for ``t`` uses, and those of the
+        fit scheduled before it (``refit_every``); every worker and every resume agrees."""
+        if t < t_min:
+            return t, t - 1
+        if self.refit_every != "auto":
+            t_fit = t - (t - t_min) % self.refit_every
+            return t_fit, t_fit - self.refit_every
+        previous, t_fit = t_min - 1, t_min
+        while True:
+            step = 1 if t_fit < AUTO_REFIT_ALL else t_fit // 64
+            if t_fit + step > t:
+                return t_fit, previous
+            previous, t_fit = t_fit, t_fit + step
+
     def fits_variance(self, h: History) -> bool:
         """Whether the fit includes the kernel's variance (``fit_variance``; None: on rows)."""
         return h.space is None if self.fit_variance is None else self.fit_variance
@@ -420,7 +445,7 @@ class GPSampler:
         """The MAP fit on the observations at the last scheduled count (cached in the study)."""
         t_min = self.initial_trials(h.design_dimension)
         t = h.rows.size
-        t_fit = t - (t - t_min) % self.refit_every if t >= t_min else t
+        t_fit, t_previous = self.fit_schedule(t, t_min)
         cached = context.fits.get(t_fit)
         if cached is not None:
             return cached
@@ -436,10 +461,8 @@ class GPSampler:
                 "noise_variance": noise,
                 "mean": 0.0, "y_mean": y_mean, "y_std": y_std, "observations": t_fit,
             }  # fmt: skip
-        initial = _previous_optimum(context.fits.get(t_fit - self.refit_every), y_mean, y_std)
-        warm = self.warm_refits and initial is not None and not _doubled(
-            t_fit, self.refit_every, t_min
-        )  # fmt: skip
+        initial = _previous_optimum(context.fits.get(t_previous), y_mean, y_std)
+        warm = self.warm_refits and initial is not None and not _doubled(t_fit, t_previous, t_min)
         fit = fit_hyperparameters(
             X[h.rows[:t_fit]],
             (values - y_mean) / y_std,
@@ -530,10 +553,10 @@ class GPEISampler(GPSampler):
         return log_ei
 
 
-def _doubled(t: int, step: int, t_min: int) -> bool:
+def _doubled(t: int, previous: int, t_min: int) -> bool:
     """Whether the fit after ``t`` observations is the first since their number doubled
-    (``t_min``, ``2 t_min``, ``4 t_min``, ... crossed since the fit at ``t - step``)."""
-    return (t // t_min).bit_length() > (max(t - step, 0) // t_min).bit_length()
+    (``t_min``, ``2 t_min``, ``4 t_min``, ... crossed since the fit at ``previous``)."""
+    return (t // t_min).bit_length() > (max(previous, 0) // t_min).bit_length()
 
 
 def _previous_optimum(hyper: dict | None, y_mean: float, y_std: float) -> np.ndarray | None:
