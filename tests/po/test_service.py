@@ -398,3 +398,32 @@ def test_the_curator_dashboard_updates_after_a_query_in_chromium(service):
         modeler.goto(f"{server.url}/dashboard#token={tokens['alice']}")
         modeler.wait_for_function("document.getElementById('status').textContent.includes('403')")
         chrome.close()
+
+
+def test_the_modeler_says_in_one_line_when_the_curator_is_not_running(tmp_path, cli):
+    """No curator at the URL: one line, a visible retry, nothing left in --out."""
+    (tmp_path / "t.token").write_text("fb_some_token\n")
+    url = f"http://127.0.0.1:{_free_port()}"
+    start = time.monotonic()
+    status, out, err = cli(["modeler", "--url", url, "--token-file", tmp_path / "t.token",
+                            "--queries", 3, "--out", tmp_path / "out"])  # fmt: skip
+    assert status == 2 and time.monotonic() - start < 30
+    lines = err.strip().splitlines()
+    assert lines[0] == (f"frontierbo: the curator at {url} does not answer (connection refused); "
+                        "retrying for up to 5 s")  # fmt: skip
+    assert lines[1] == (f"frontierbo: error: the curator at {url} is unreachable (connection "
+                        "refused; retried for 5 s): is `frontierbo curator serve` running there?")  # fmt: skip
+    assert len(lines) == 2 and not (tmp_path / "out").exists()
+
+
+def test_a_wrong_token_is_one_line_and_leaves_no_session(service, tmp_path, cli):
+    server, tokens, _, _ = service
+    (tmp_path / "wrong.token").write_text("fb_not_a_token\n")
+    (tmp_path / "alice.token").write_text(tokens["alice"] + "\n")
+    argv = ["modeler", "--url", server.url, "--queries", 2, "--out", tmp_path / "out"]
+    status, _, err = cli([*argv, "--token-file", tmp_path / "wrong.token"])
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"frontierbo: error: the curator at {server.url} refused the token")
+    assert not (tmp_path / "out").exists()
+    status, out, err = cli([*argv, "--token-file", tmp_path / "alice.token"])  # the right one
+    assert status == 0 and "modeler: 2 queries answered" in out, err

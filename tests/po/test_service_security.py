@@ -190,12 +190,12 @@ def test_huge_integers_and_nan_get_422_and_an_audit_line(curator, body):
 
 
 def test_the_client_tells_a_wrong_role_from_a_spent_budget(curator):
-    from frontierbo.po.service.client import HTTPCurator
+    from frontierbo.po.service.client import CuratorError, HTTPCurator
 
     client, _, tokens = curator
     viewer = HTTPCurator("http://testserver", tokens["viewer"])
     viewer._http = TestClient(client.app, headers=_auth(tokens["viewer"]))  # in-process
-    with pytest.raises(PermissionError, match="may not call /release"):  # not "budget spent"
+    with pytest.raises(CuratorError, match="may not call /release"):  # not "budget spent"
         viewer.release()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from frontierbo.flags import add_renamed
@@ -237,7 +238,11 @@ def _modeler(args) -> str:
     if not args.token_file.is_file():
         raise FileNotFoundError(f"--token-file {str(args.token_file)!r} does not exist")
     token = args.token_file.read_text().strip().splitlines()[0].strip()
-    result = run_modeler(args.url, token, args.queries, args.out, seed=args.seed)
+
+    def say(message: str) -> None:
+        print(f"frontierbo: {message}", file=sys.stderr, flush=True)
+
+    result = run_modeler(args.url, token, args.queries, args.out, seed=args.seed, on_retry=say)
     best = result["best"]
     lines = [
         f"modeler: {result['queries']} queries answered by {args.url}"

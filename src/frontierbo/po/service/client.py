@@ -25,11 +25,21 @@ class BudgetExhaustedError(RuntimeError):
     """The curator refuses further queries from this modeler (its budget is spent)."""
 
 
+class CuratorError(RuntimeError):
+    """The curator cannot be reached, or refuses this modeler's token: one line saying which."""
+
+
+#: Seconds a modeler with no session yet retries an unreachable curator (a mistyped URL or a
+#: curator not started says so quickly); a session's later calls retry for ``retry_for``.
+FIRST_CONTACT_RETRY = 5.0
+
+
 class HTTPCurator:
     """The curator at ``url`` with ``token``; connection failures are retried for
     ``retry_for`` seconds (a curator restarting), answers are never re-charged."""
 
-    def __init__(self, url: str, token: str, *, timeout: float = 30.0, retry_for: float = 60.0):
+    def __init__(self, url: str, token: str, *, timeout: float = 30.0, retry_for: float = 60.0,
+                 on_retry=None):  # fmt: skip
         import httpx
 
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -40,6 +50,8 @@ class HTTPCurator:
             )
         self.url = url.rstrip("/")
         self.retry_for = float(retry_for)
+        #: ``on_retry(message)`` when a call starts retrying (e.g. a line on standard error)
+        self.on_retry = on_retry
         self._http = httpx.Client(
             base_url=self.url, timeout=timeout, headers={"Authorization": f"Bearer {token}"}
         )
@@ -57,19 +69,35 @@ class HTTPCurator:
                 break
             except self._errors as exc:
                 if time.monotonic() > deadline:
-                    raise ConnectionError(f"curator at {self.url} unreachable: {exc}") from None
+                    raise CuratorError(
+                        f"the curator at {self.url} is unreachable ({_reason(exc)}; retried for "
+                        f"{self.retry_for:g} s): is `frontierbo curator serve` running there?"
+                    ) from None
+                if pause == 0.05 and self.on_retry is not None:
+                    self.on_retry(
+                        f"the curator at {self.url} does not answer ({_reason(exc)}); retrying "
+                        f"for up to {self.retry_for:g} s"
+                    )
                 time.sleep(pause)
                 pause = min(2 * pause, 2.0)
-        body = response.json()
+        try:
+            body = response.json()
+        except ValueError:
+            raise CuratorError(
+                f"{self.url} answered {response.status_code} without JSON: is it a curator?"
+            ) from None
         if response.status_code == 200:
             return body
         detail = body.get("detail")
         if response.status_code == 401:
-            raise PermissionError(f"the curator refused the token: {detail}")
+            raise CuratorError(
+                f"the curator at {self.url} refused the token ({detail}): use the token that "
+                "`frontierbo curator add-modeler` printed for you"
+            )
         if response.status_code == 403 and "remaining" in body:
             raise BudgetExhaustedError(f"the curator refused the query: {detail}")
         if response.status_code == 403:  # a viewer's token: not a modeler's
-            raise PermissionError(f"the curator refused the token: {detail}")
+            raise CuratorError(f"the curator at {self.url} refused the token: {detail}")
         raise ValueError(f"the curator answered {response.status_code}: {detail}")
 
     def release(self) -> dict:
@@ -89,6 +117,11 @@ class HTTPCurator:
         return self._call("GET", "/ledger")
 
 
+def _reason(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return "connection refused" if "refused" in text.lower() else text
+
+
 def modeler_settings(release: dict) -> dict:
     """The ``po-gp-ucb`` sampler's settings for a release: the curator's public
     hyperparameters when it serves them (made noise-aware for the Gaussian release, and with the
@@ -106,17 +139,17 @@ def modeler_settings(release: dict) -> dict:
     return settings
 
 
-def run_modeler(url: str, token: str, iterations: int, out, seed: int = 0) -> dict:
+def run_modeler(url: str, token: str, iterations: int, out, seed: int = 0, on_retry=None) -> dict:
     """Query ``iterations`` rows in all (``--queries``; the initial design included), choosing
     them with the ``po-gp-ucb`` study sampler on the release; resumes from ``out``; writes
-    ``out/result.json``."""
+    ``out/result.json``. The session in ``out`` is saved only once the curator has answered
+    (a wrong URL or token leaves nothing behind); ``on_retry(message)`` hears of retries."""
     from frontierbo._validation import check_int
     from frontierbo.io import write_json_atomic
     from frontierbo.study import create_study
 
     iterations = check_int(iterations, "iterations (--queries)", low=1)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     session_file = out / "session.json"
     if session_file.exists():
         session = json.loads(session_file.read_text())
@@ -126,13 +159,18 @@ def run_modeler(url: str, token: str, iterations: int, out, seed: int = 0) -> di
                 "another --out for another curator"
             )
     else:
-        session = {"session": uuid.uuid4().hex, "url": url}
-        tmp = session_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(session))
-        os.replace(tmp, session_file)
-    curator = HTTPCurator(url, token)
+        session = None
+    retry = 60.0 if session is not None else FIRST_CONTACT_RETRY
+    curator = HTTPCurator(url, token, retry_for=retry, on_retry=on_retry)
     try:
         release = curator.release()
+        curator.retry_for = 60.0  # contact made: a curator restarting is waited for
+        if session is None:  # saved only now: a failed first contact leaves no session
+            out.mkdir(parents=True, exist_ok=True)
+            session = {"session": uuid.uuid4().hex, "url": url}
+            tmp = session_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(session))
+            os.replace(tmp, session_file)
         study = create_study(
             release["Z"], storage=out / "modeler.db", algorithm="po-gp-ucb", name="modeler",
             settings=modeler_settings(release), seed=seed, direction="maximize",
