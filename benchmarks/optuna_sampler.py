@@ -39,23 +39,22 @@ better at every T, at a fraction of its time.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import time
-
-import numpy as np
+from functools import partial
 
 from regret_common import (
+    add_out_threads,
+    check_args,
     check_imports,
     checkpoints,
-    limit_threads,
+    parser,
     print_ratios,
     print_regret_table,
-    resume,
-    save_results,
-    summarise_methods,
-    within_se,
+    problem_rows,
+    run_benchmark,
+    run_interleaved,
+    seconds_text,
+    verdict,
 )
 from space_regret import OptunaMethod, Ours, Problem, make_problems
 
@@ -86,84 +85,21 @@ def make_method(method: str, p: Problem, seed: int, n0: int):
     return OptunaMethod(p, seed, n0, method.removeprefix("optuna-"))
 
 
-def run_interleaved(p: Problem, seed: int, methods: list[str], args) -> dict[str, dict]:
-    """One run of each method on ``p`` with ``seed``, one trial each in turn."""
-    n0 = p.n_initial(args.n_initial)
-    runners = {m: make_method(m, p, seed, n0) for m in methods}
-    values = {m: [] for m in methods}
-    seconds = {m: [] for m in methods}
-    try:
-        for _ in range(args.budget):
-            for m, runner in runners.items():
-                start = time.perf_counter()
-                x = runner.ask()
-                elapsed = time.perf_counter() - start
-                value = float(p.f(x))
-                start = time.perf_counter()
-                runner.tell(value)
-                seconds[m].append(elapsed + time.perf_counter() - start)
-                values[m].append(value)
-    finally:
-        for runner in runners.values():
-            runner.close()
-    out = {}
-    for m in methods:
-        v = np.array(values[m])
-        out[m] = {
-            "problem": p.name, "method": m, "seed": seed, "budget": args.budget,
-            "n_initial": n0, "f_max": p.f_max, "values": v.tolist(),
-            "regret": (p.f_max - np.maximum.accumulate(v)).tolist(), "ask_seconds": seconds[m],
-        }  # fmt: skip
-    return out
-
-
-def run_all(args, problems: dict[str, Problem], runs: list[dict]) -> list[dict]:
-    done = {(r["problem"], r["method"], r["seed"]): r for r in runs}
-    for seed in range(args.seeds):
-        for i, name in enumerate(args.problems):
-            p = problems[name]
-            todo = [
-                m for m in args.methods
-                if (name, m, seed) not in done or done[(name, m, seed)]["budget"] < args.budget
-            ]  # fmt: skip
-            if not todo:
-                continue
-            shift = (seed + i) % len(todo)
-            todo = todo[shift:] + todo[:shift]
-            start = time.perf_counter()
-            result = run_interleaved(p, seed, todo, args)
-            done.update({(name, m, seed): r for m, r in result.items()})
-            if args.out:
-                save_results(args.out, list(done.values()), FORMAT, ".optuna-sampler-")
-            cells = ", ".join(f"{m} {result[m]['regret'][-1]:.3g}" for m in todo)
-            print(
-                f"  {name:9s} seed {seed:2d}: regret@{args.budget} {cells} "
-                f"({time.perf_counter() - start:.1f} s)",
-                flush=True,
-            )
-    return list(done.values())
-
-
 def print_tables(runs: list[dict], args, problems: dict[str, Problem]) -> None:
     Ts = checkpoints(args.budget)
     verdicts = []
-    for name in args.problems:
-        rows = summarise_methods(runs, name, args)
-        if not rows:
-            continue
+    for name, rows in problem_rows(runs, args):
         p = problems[name]
         print(
             f"\n{name}: {len(p.params)} floats; f* = {p.f_max:.6f}, initial design "
             f"{p.n_initial(args.n_initial)}, budget {args.budget}; simple regret mean ± s.e. "
             "over seeds; seconds per trial (ask + tell) over the model-based trials"
         )
-        print_regret_table(rows, Ts, 3, _seconds)
+        print_regret_table(rows, Ts, 3, seconds_text)
         if "frontierbo" in rows:
             print_ratios(rows, "frontierbo", Ts, exclude=("frontierbo", "frontierbo-study"))
-        if "frontierbo" in rows and "optuna-gp" in rows:
-            (mine, my_sec, _), (theirs, their_sec, _) = rows["frontierbo"], rows["optuna-gp"]
-            verdicts.append((name, all(within_se(mine[T], theirs[T]) for T in Ts),
-                             their_sec / my_sec))  # fmt: skip
+        if (v := verdict(rows, "frontierbo", "optuna-gp", Ts)) is not None:
+            verdicts.append((name, *v))
     if verdicts:
         print("\ntarget (regret within one s.e. of Optuna's GPSampler or better at every T):")
         print("| problem | regret | GPSampler's time / ours |")
@@ -172,27 +108,15 @@ def print_tables(runs: list[dict], args, problems: dict[str, Problem]) -> None:
             print(f"| {name} | {'ok' if ok else 'WORSE'} | {speed:.3g}x |")
 
 
-def _seconds(sec: float) -> str:
-    return f"{sec * 1e3:.3g} ms" if sec < 1 else f"{sec:.3g} s"
-
-
-def parse(argv=None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--problems", nargs="+", choices=PROBLEMS, default=list(PROBLEMS))
-    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(DEFAULT_METHODS))
+def parse(argv=None):
+    ap = parser(__doc__, PROBLEMS, METHODS, DEFAULT_METHODS)
     ap.add_argument("--seeds", type=int, default=3, help="seeds 0 .. N-1 (default 3)")
     ap.add_argument("--budget", type=int, default=40, help="trials per run (default 40)")
     ap.add_argument("--n-initial", type=int, default=None,
                     help="initial design size of every method (default max(2, min(10, d + 1)))")  # fmt: skip
-    ap.add_argument("--out", default=None, help="per-seed results (JSON), resumed if it exists")
-    ap.add_argument("--threads", type=int, default=1, help="torch / BLAS threads (default 1)")
+    add_out_threads(ap)
     args = ap.parse_args(argv)
-    for name, low in (("seeds", 1), ("budget", 2), ("threads", 1), ("n_initial", 2)):
-        value = getattr(args, name)
-        if value is not None and value < low:
-            ap.error(f"--{name.replace('_', '-')} must be an integer >= {low}, got {value}")
-    if args.n_initial is not None and args.n_initial > args.budget:
-        ap.error(f"--n-initial must be <= --budget ({args.budget}), got {args.n_initial}")
+    check_args(ap, args, (("seeds", 1), ("budget", 2), ("threads", 1), ("n_initial", 2)))
     return args
 
 
@@ -205,19 +129,12 @@ def main(argv=None) -> None:
         sys.exit("this benchmark needs Optuna: pip install 'frontierbo[optuna]'")
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    limits = limit_threads(args.threads, args.methods)  # noqa: F841 - held for the whole run
-    previous = resume(args.out, FORMAT)
-    problems = make_problems()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(
-        f"optuna_sampler: {args.seeds} seeds, T = {args.budget}, methods "
-        f"{', '.join(args.methods)}; optuna {optuna.__version__}; threads {args.threads}, "
-        f"{os.cpu_count()} cores, load average {load:.2f}",
-        flush=True,
-    )
-    start = time.perf_counter()
-    runs = run_all(args, problems, previous)
-    print(f"\n{time.perf_counter() - start:.0f} s; results: {args.out or '(not saved: --out)'}")
+    # one trial's seconds: its ask and its tell (Optuna's bookkeeping included)
+    run = partial(run_interleaved, args=args, make=make_method, time_tell=True)
+    runs, problems = run_benchmark(
+        "optuna_sampler", args, make_problems, run, FORMAT,
+        versions=f"optuna {optuna.__version__}; ", cells_in_run_order=True,
+    )  # fmt: skip
     print_tables(runs, args, problems)
 
 

@@ -1,5 +1,6 @@
-"""What the regret benchmarks share (``space_regret.py``, ``study_regret.py``): the Hartmann
-function, the atomic results file, thread limits and import checks, and the tables' statistics.
+"""What the regret benchmarks share (``space_regret.py``, ``study_regret.py``,
+``optuna_sampler.py``): the Hartmann function, the atomic results file, the interleaved runs and
+their resume-and-save loop, thread limits, import and argument checks, and the tables.
 
 Imported as ``regret_common``: a script run as ``python benchmarks/<name>.py`` has this folder on
 ``sys.path``, as does anything that imports the scripts with ``benchmarks/`` on it.
@@ -7,12 +8,14 @@ Imported as ``regret_common``: a script run as ``python benchmarks/<name>.py`` h
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -86,6 +89,110 @@ def save_results(path: str, runs: list[dict], format: str, prefix: str) -> None:
     os.replace(tmp, path)
 
 
+# -- interleaved runs (space_regret.py, optuna_sampler.py) ----------------------------------------
+# A problem ``p`` there has ``name``, ``f(params) -> float``, ``f_max`` and ``n_initial(override)``;
+# a method is an object with ask() -> params, tell(value) and close().
+def run_interleaved(
+    p, seed: int, methods: list[str], args, make: Callable, *, time_tell=False, keep_params=False
+) -> dict[str, dict]:
+    """One run of each method (``make(method, p, seed, n0)``) on ``p`` with ``seed``, one
+    suggestion each in turn. The seconds of a suggestion: its ask (and its tell: ``time_tell``),
+    never the objective; ``keep_params``: the asked params are stored too."""
+    n0 = p.n_initial(args.n_initial)
+    runners = {m: make(m, p, seed, n0) for m in methods}
+    params = {m: [] for m in methods}
+    values = {m: [] for m in methods}
+    seconds = {m: [] for m in methods}
+    try:
+        for _ in range(args.budget):
+            for m, runner in runners.items():
+                start = time.perf_counter()
+                x = runner.ask()
+                elapsed = time.perf_counter() - start
+                value = float(p.f(x))
+                start = time.perf_counter()
+                runner.tell(value)
+                if time_tell:
+                    elapsed += time.perf_counter() - start
+                seconds[m].append(elapsed)
+                params[m].append(x)
+                values[m].append(value)
+    finally:
+        for runner in runners.values():
+            runner.close()
+    out = {}
+    for m in methods:
+        v = np.array(values[m])
+        out[m] = {
+            "problem": p.name, "method": m, "seed": seed, "budget": args.budget,
+            "n_initial": n0, "f_max": p.f_max, **({"params": params[m]} if keep_params else {}),
+            "values": v.tolist(), "regret": (p.f_max - np.maximum.accumulate(v)).tolist(),
+            "ask_seconds": seconds[m],
+        }  # fmt: skip
+    return out
+
+
+def run_all(
+    args, problems: dict, runs: list[dict], run: Callable, format: str, prefix: str,
+    *, cells_in_run_order: bool = False,
+) -> list[dict]:  # fmt: skip
+    """``runs`` and, per seed and problem, ``run(p, seed, methods)`` of the methods without a
+    stored run of ``args.budget`` (their order rotated), saved to ``args.out`` after each; a
+    progress line each (its methods in ``args.methods``' order, or as run)."""
+    done = {(r["problem"], r["method"], r["seed"]): r for r in runs}
+    for (name, _, _), r in done.items():  # a file of another problem definition: refuse it
+        if name in problems and abs(r["f_max"] - problems[name].f_max) > 1e-12:
+            raise ValueError(f"{name}: f* of the stored runs differs; use another --out")
+    for seed in range(args.seeds):
+        for i, name in enumerate(args.problems):
+            p = problems[name]
+            todo = [
+                m for m in args.methods
+                if (name, m, seed) not in done or done[(name, m, seed)]["budget"] < args.budget
+            ]  # fmt: skip
+            if not todo:
+                continue
+            shift = (seed + i) % len(todo)  # rotate who goes first in each round
+            todo = todo[shift:] + todo[:shift]
+            start = time.perf_counter()
+            result = run(p, seed, todo)
+            for m, r in result.items():
+                done[(name, m, seed)] = r
+            if args.out:
+                save_results(args.out, list(done.values()), format, prefix)
+            order = todo if cells_in_run_order else [m for m in args.methods if m in result]
+            cells = ", ".join(f"{m} {result[m]['regret'][-1]:.3g}" for m in order)
+            print(
+                f"  {name:9s} seed {seed:2d}: regret@{args.budget} {cells} "
+                f"({time.perf_counter() - start:.1f} s)",
+                flush=True,
+            )
+    return list(done.values())
+
+
+def run_benchmark(
+    name: str, args, make_problems: Callable[[], dict], run: Callable, format: str,
+    *, versions: str = "", cells_in_run_order: bool = False,
+) -> tuple[list[dict], dict]:  # fmt: skip
+    """Threads limited, ``args.out`` resumed, the problems made, a header line, then
+    :func:`run_all` and its time: (every run, the problems)."""
+    limits = limit_threads(args.threads, args.methods)  # noqa: F841 - held for the whole run
+    previous = resume(args.out, format)
+    problems = make_problems()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"{name}: {args.seeds} seeds, T = {args.budget}, methods {', '.join(args.methods)}; "
+        f"{versions}threads {args.threads}, {os.cpu_count()} cores, load average {load:.2f}",
+        flush=True,
+    )
+    start = time.perf_counter()
+    prefix = f".{name.replace('_', '-')}-"
+    runs = run_all(args, problems, previous, run, format, prefix,
+                   cells_in_run_order=cells_in_run_order)  # fmt: skip
+    print(f"\n{time.perf_counter() - start:.0f} s; results: {args.out or '(not saved: --out)'}")
+    return runs, problems
+
+
 # -- the tables -----------------------------------------------------------------------------------
 def checkpoints(budget: int) -> list[int]:
     return [t for t in CHECKPOINTS if t <= budget] or [budget]
@@ -113,10 +220,31 @@ def summarise_methods(runs: list[dict], problem: str, args) -> dict[str, tuple]:
     return {m: s for m, s in rows.items() if s is not None}
 
 
+def problem_rows(runs: list[dict], args) -> Iterator[tuple[str, dict]]:
+    """(problem, :func:`summarise_methods`) of each of ``args.problems`` that has runs."""
+    for problem in args.problems:
+        rows = summarise_methods(runs, problem, args)
+        if rows:
+            yield problem, rows
+
+
 def within_se(ours: tuple, theirs: tuple) -> bool:
     """(mean, s.e.) pairs: our mean <= their mean + their standard error (within it or better)."""
     (a, _), (b, se) = ours, theirs
     return a <= b + (0.0 if math.isnan(se) else se)
+
+
+def verdict(rows: dict, ours: str, base: str, Ts: list[int]) -> tuple[bool, float] | None:
+    """(``ours`` within one s.e. of ``base`` or better at every T, base's time / ours), or None
+    when ``rows`` lacks either."""
+    if ours not in rows or base not in rows:
+        return None
+    (mine, my_sec, _), (theirs, their_sec, _) = rows[ours], rows[base]
+    return all(within_se(mine[T], theirs[T]) for T in Ts), their_sec / my_sec
+
+
+def seconds_text(sec: float) -> str:
+    return f"{sec * 1e3:.3g} ms" if sec < 1 else f"{sec:.3g} s"
 
 
 def print_regret_table(
@@ -150,6 +278,32 @@ def print_ratios(rows: dict, ours_name: str, Ts: list[int], exclude: Iterable[st
 
 
 # -- entry point ----------------------------------------------------------------------------------
+def parser(doc: str, problems: tuple, methods: tuple, default_methods: tuple):
+    """An ArgumentParser described by ``doc``'s first paragraph, with --problems, --methods."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--problems", nargs="+", choices=problems, default=list(problems))
+    ap.add_argument("--methods", nargs="+", choices=methods, default=list(default_methods))
+    return ap
+
+
+def add_out_threads(
+    ap, default: str | None = None, help: str = "per-seed results (JSON), resumed if it exists"
+) -> None:
+    ap.add_argument("--out", default=default, help=help)
+    ap.add_argument("--threads", type=int, default=1, help="torch / BLAS threads (default 1)")
+
+
+def check_args(ap, args, lows: Iterable[tuple[str, int]]) -> None:
+    """``ap.error`` for an option below its ``(name, low)`` or an --n-initial above --budget."""
+    for name, low in lows:
+        value = getattr(args, name)
+        if value is not None and value < low:
+            ap.error(f"--{name.replace('_', '-')} must be an integer >= {low}, got {value}")
+    n_initial = getattr(args, "n_initial", None)
+    if n_initial is not None and n_initial > args.budget:
+        ap.error(f"--n-initial must be <= --budget ({args.budget}), got {n_initial}")
+
+
 def limit_threads(n: int, methods: list[str]):
     """torch and every BLAS / OpenMP pool of this process to ``n`` threads (kept alive)."""
     try:

@@ -76,15 +76,14 @@ of BoTorch or better at every T, at <= 1/5 of its time per suggestion.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import os
 import tempfile
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -94,16 +93,19 @@ from regret_common import (
     HARTMANN3_P,
     HARTMANN6_A,
     HARTMANN6_P,
+    add_out_threads,
+    check_args,
     check_imports,
     checkpoints,
     hartmann,
-    limit_threads,
+    parser,
     print_ratios,
     print_regret_table,
-    resume,
-    save_results,
-    summarise_methods,
-    within_se,
+    problem_rows,
+    run_benchmark,
+    run_interleaved,
+    seconds_text,
+    verdict,
 )
 
 PROBLEMS = ("branin", "hartmann6", "log3", "mixed")
@@ -415,76 +417,11 @@ def make_method(method: str, p: Problem, seed: int, n0: int, args):
     return OptunaMethod(p, seed, n0, method.removeprefix("optuna-"))
 
 
-def run_interleaved(p: Problem, seed: int, methods: list[str], args) -> dict[str, dict]:
-    """One run of each method on ``p`` with ``seed``, one suggestion each in turn."""
-    n0 = p.n_initial(args.n_initial)
-    runners = {m: make_method(m, p, seed, n0, args) for m in methods}
-    params = {m: [] for m in methods}
-    values = {m: [] for m in methods}
-    seconds = {m: [] for m in methods}
-    try:
-        for _ in range(args.budget):
-            for m, runner in runners.items():
-                start = time.perf_counter()
-                x = runner.ask()
-                seconds[m].append(time.perf_counter() - start)
-                value = float(p.f(x))
-                runner.tell(value)
-                params[m].append(x)
-                values[m].append(value)
-    finally:
-        for runner in runners.values():
-            runner.close()
-    out = {}
-    for m in methods:
-        v = np.array(values[m])
-        out[m] = {
-            "problem": p.name, "method": m, "seed": seed, "budget": args.budget,
-            "n_initial": n0, "f_max": p.f_max, "params": params[m], "values": v.tolist(),
-            "regret": (p.f_max - np.maximum.accumulate(v)).tolist(), "ask_seconds": seconds[m],
-        }  # fmt: skip
-    return out
-
-
-def run_all(args, problems: dict[str, Problem], runs: list[dict]) -> list[dict]:
-    done = {(r["problem"], r["method"], r["seed"]): r for r in runs}
-    for seed in range(args.seeds):
-        for i, name in enumerate(args.problems):
-            p = problems[name]
-            todo = [
-                m for m in args.methods
-                if (name, m, seed) not in done or done[(name, m, seed)]["budget"] < args.budget
-            ]  # fmt: skip
-            if not todo:
-                continue
-            shift = (seed + i) % len(todo)  # rotate who goes first in each round
-            todo = todo[shift:] + todo[:shift]
-            start = time.perf_counter()
-            result = run_interleaved(p, seed, todo, args)
-            for m, r in result.items():
-                if abs(r["f_max"] - p.f_max) > 1e-12:
-                    raise ValueError(f"{name}: f* of the stored runs differs; use another --out")
-                done[(name, m, seed)] = r
-            if args.out:
-                save_results(args.out, list(done.values()), FORMAT, ".space-regret-")
-            cells = ", ".join(f"{m} {result[m]['regret'][-1]:.3g}" for m in args.methods
-                              if m in result)  # fmt: skip
-            print(
-                f"  {name:9s} seed {seed:2d}: regret@{args.budget} {cells} "
-                f"({time.perf_counter() - start:.1f} s)",
-                flush=True,
-            )
-    return list(done.values())
-
-
 # -- the tables -----------------------------------------------------------------------------------
 def print_tables(runs: list[dict], args, problems: dict[str, Problem]) -> None:
     Ts = checkpoints(args.budget)
     verdicts = []
-    for name in args.problems:
-        rows = summarise_methods(runs, name, args)
-        if not rows:
-            continue
+    for name, rows in problem_rows(runs, args):
         p = problems[name]
         kinds = ", ".join(
             f"{q['name']} {q['type']}{' log' if q.get('log') else ''}" for q in p.params
@@ -493,14 +430,11 @@ def print_tables(runs: list[dict], args, problems: dict[str, Problem]) -> None:
             f"\n{name}: {kinds}; f* = {p.f_max:.6f}, initial design {p.n_initial(args.n_initial)}"
             f", budget {args.budget}; simple regret mean ± s.e. over seeds"
         )
-        print_regret_table(rows, Ts, 3, _seconds)
+        print_regret_table(rows, Ts, 3, seconds_text)
         for ours in [m for m in ("ours", "ours-ucb") if m in rows]:
             print_ratios(rows, ours, Ts, exclude=OURS)
-        if "ours" in rows and "botorch" in rows:
-            (mine, my_sec, _), (theirs, their_sec, _) = rows["ours"], rows["botorch"]
-            regret_ok = all(within_se(mine[T], theirs[T]) for T in Ts)
-            speed = their_sec / my_sec
-            verdicts.append((name, regret_ok, speed))
+        if (v := verdict(rows, "ours", "botorch", Ts)) is not None:
+            verdicts.append((name, *v))
     if verdicts:
         print(
             f"\ntarget (regret within one s.e. of BoTorch or better at every T, BoTorch's time "
@@ -516,15 +450,9 @@ def print_tables(runs: list[dict], args, problems: dict[str, Problem]) -> None:
             )
 
 
-def _seconds(sec: float) -> str:
-    return f"{sec * 1e3:.3g} ms" if sec < 1 else f"{sec:.3g} s"
-
-
 # -- entry point ----------------------------------------------------------------------------------
-def parse(argv=None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--problems", nargs="+", choices=PROBLEMS, default=list(PROBLEMS))
-    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(DEFAULT_METHODS))
+def parse(argv=None):
+    ap = parser(__doc__, PROBLEMS, METHODS, DEFAULT_METHODS)
     ap.add_argument("--full", action="store_true", help="the issue's size: 10 seeds, T = 80")
     ap.add_argument("--seeds", type=int, help="seeds 0 .. N-1 (default 2; --full: 10)")
     ap.add_argument("--budget", type=int, help="evaluations per run (default 20; --full: 80)")
@@ -543,38 +471,24 @@ def parse(argv=None) -> argparse.Namespace:
         default=64,
         help="optimize_acqf_mixed raw_samples per (int, category) pair (default 64)",
     )
-    ap.add_argument("--out", default=None, help="per-seed results (JSON), resumed if it exists")
-    ap.add_argument("--threads", type=int, default=1, help="torch / BLAS threads (default 1)")
+    add_out_threads(ap)
     args = ap.parse_args(argv)
     if args.seeds is None:
         args.seeds = 10 if args.full else 2
     if args.budget is None:
         args.budget = 80 if args.full else 20
-    for name, low in (("seeds", 1), ("budget", 2), ("threads", 1), ("n_initial", 2),
-                      ("botorch_mixed_restarts", 1), ("botorch_mixed_raw", 1)):  # fmt: skip
-        value = getattr(args, name)
-        if value is not None and value < low:
-            ap.error(f"--{name.replace('_', '-')} must be an integer >= {low}, got {value}")
-    if args.n_initial is not None and args.n_initial > args.budget:
-        ap.error(f"--n-initial must be <= --budget ({args.budget}), got {args.n_initial}")
+    check_args(ap, args, (("seeds", 1), ("budget", 2), ("threads", 1), ("n_initial", 2),
+                          ("botorch_mixed_restarts", 1), ("botorch_mixed_raw", 1)))  # fmt: skip
     return args
 
 
 def main(argv=None) -> None:
     args = parse(argv)
     check_imports(args.methods)
-    limits = limit_threads(args.threads, args.methods)  # noqa: F841 - held for the whole run
-    previous = resume(args.out, FORMAT)
-    problems = make_problems()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(
-        f"space_regret: {args.seeds} seeds, T = {args.budget}, methods {', '.join(args.methods)}; "
-        f"threads {args.threads}, {os.cpu_count()} cores, load average {load:.2f}",
-        flush=True,
-    )
-    start = time.perf_counter()
-    runs = run_all(args, problems, previous)
-    print(f"\n{time.perf_counter() - start:.0f} s; results: {args.out or '(not saved: --out)'}")
+    # a suggestion's seconds: its ask only; the params asked are stored
+    make = partial(make_method, args=args)
+    run = partial(run_interleaved, args=args, make=make, keep_params=True)
+    runs, problems = run_benchmark("space_regret", args, make_problems, run, FORMAT)
     print_tables(runs, args, problems)
 
 

@@ -65,7 +65,6 @@ ours <= its mean + its standard error) and its time per suggestion / ours.
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import time
@@ -82,15 +81,18 @@ from regret_common import (
     HARTMANN3_P,
     HARTMANN6_A,
     HARTMANN6_P,
+    add_out_threads,
+    check_args,
     check_imports,
     checkpoints,
     hartmann,
     limit_threads,
+    parser,
     print_ratios,
     print_regret_table,
+    problem_rows,
     resume,
     save_results,
-    summarise_methods,
 )
 
 PROBLEMS = ("branin", "hartmann3", "hartmann6", "property")
@@ -306,10 +308,7 @@ def run_all(args, runs: list[dict]) -> list[dict]:
 # -- the tables -----------------------------------------------------------------------------------
 def print_tables(runs: list[dict], args) -> None:
     Ts = checkpoints(args.budget)
-    for problem in args.problems:
-        rows = summarise_methods(runs, problem, args)
-        if not rows:
-            continue
+    for problem, rows in problem_rows(runs, args):
         first = next(r for r in runs if r["problem"] == problem)
         print(
             f"\n{problem}: n = {first['n_candidates']}, d = {first['d']}, initial design "
@@ -321,18 +320,13 @@ def print_tables(runs: list[dict], args) -> None:
 
 
 # -- entry point ----------------------------------------------------------------------------------
-def parse(argv=None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--problems", nargs="+", choices=PROBLEMS, default=list(PROBLEMS))
-    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+def parse(argv=None):
+    ap = parser(__doc__, PROBLEMS, METHODS, METHODS)
     ap.add_argument("--seeds", type=int, default=30, help="seeds 0 .. N-1 (default 30)")
     ap.add_argument("--budget", type=int, default=80, help="evaluations per run (default 80)")
-    ap.add_argument("--out", default="study_regret.json", help="per-seed results (JSON), resumed")
-    ap.add_argument("--threads", type=int, default=1, help="torch / BLAS threads (default 1)")
+    add_out_threads(ap, "study_regret.json", "per-seed results (JSON), resumed")
     args = ap.parse_args(argv)
-    for name, low in (("seeds", 1), ("budget", 2), ("threads", 1)):
-        if getattr(args, name) < low:
-            ap.error(f"--{name} must be an integer >= {low}, got {getattr(args, name)}")
+    check_args(ap, args, (("seeds", 1), ("budget", 2), ("threads", 1)))
     return args
 
 
