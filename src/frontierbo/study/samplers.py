@@ -402,12 +402,12 @@ class GPSampler:
 
     def posterior_on(self, X: np.ndarray, h: History, context: SuggestContext) -> FiniteDomainGP:
         """The GP on inputs ``X`` (the candidates as the GP sees them), as :meth:`posterior`."""
-        mu, sd = h.values.mean(), h.values.std()
-        y = (h.values - mu) / (sd if sd > 0 else 1.0)
+        mu, sd = standardisation(h.values)
+        y = (h.values - mu) / sd
         hyper = self.hyperparameters(X, h, context)
         # the fit standardised its own (earlier) values: carry its mean and scales over
-        ratio = hyper["y_std"] / (sd if sd > 0 else 1.0)
-        mean = (hyper["mean"] * hyper["y_std"] + hyper["y_mean"] - mu) / (sd if sd > 0 else 1.0)
+        ratio = hyper["y_std"] / sd
+        mean = (hyper["mean"] * hyper["y_std"] + hyper["y_mean"] - mu) / sd
         lengthscale = np.asarray(hyper["lengthscale"]) if self.ard else hyper["lengthscale"][0]
         kernel = make_kernel(self.kernel, lengthscale, hyper["variance"] * ratio**2)
         gp = FiniteDomainGP(X, kernel, hyper["noise_variance"] * ratio**2, mean)
@@ -551,6 +551,13 @@ class GPEISampler(GPSampler):
             return log_expected_improvement_and_gradient(mean - threshold, var, dmean, dvar)
 
         return log_ei
+
+
+def standardisation(values: np.ndarray) -> tuple[float, float]:
+    """``(mean, sd)`` the GP's outputs are standardised with (sd 1 for equal values): the
+    posterior mean in the values' units is ``mean + sd * gp.mean``."""
+    sd = float(values.std())
+    return float(values.mean()), sd if sd > 0 else 1.0
 
 
 def _doubled(t: int, previous: int, t_min: int) -> bool:

@@ -51,6 +51,7 @@ from frontierbo.study.samplers import (
     SpaceHistory,
     SuggestContext,
     make_sampler,
+    standardisation,
     suggest_point,
     suggest_trial,
 )
@@ -430,8 +431,7 @@ class Study:
         done = [t for t in self.trials if t.state == "complete"]
         if not done:
             return None
-        sign = 1.0 if self.direction == "maximize" else -1.0
-        return max(done, key=lambda t: (sign * t.value, -t.number))
+        return max(done, key=lambda t: (self._sign * t.value, -t.number))
 
     @property
     def best_value(self) -> float | None:
@@ -445,14 +445,12 @@ class Study:
         on the told values only; None before two values are told."""
         with self.storage.transaction(write=False) as ex:
             trials = self._trial_rows(ex)
-            done = sorted((r for r in trials if r[2] == "complete"), key=lambda r: (r[5], r[0]))
+            done, values = self._told(trials)
             if len(done) < 2:
                 return None
             own = isinstance(self.sampler, GPSampler)
             sampler = self.sampler if own else GPEISampler()
             fits = _ReadThroughFits(_FitCache(ex, self.study_id) if own else None)
-            sign = 1.0 if self.direction == "maximize" else -1.0
-            values = sign * np.array([r[3] for r in done], dtype=float)
             if self.space is None:
                 X = self._distinct
                 rows = self._distinct_of[np.array([r[1] for r in done], dtype=int)]
@@ -466,9 +464,9 @@ class Study:
             )
             mean = gp.mean[rows]
             k = int(np.argmax(mean))
-            sd = values.std() or 1.0
             best = self._trial(done[k])
-        return best, float(sign * (mean[k] * sd + values.mean()))
+        mu, sd = standardisation(values)
+        return best, float(self._sign * (mu + sd * mean[k]))
 
     def to_optuna(self, storage=None, study_name: str | None = None):
         """This study's complete and failed trials in a new Optuna study (``storage``: None
@@ -548,16 +546,25 @@ class Study:
         stale = [r for r in trials if r[2] == "pending" and now - r[4] > self.pending_timeout]
         return min(stale, key=lambda r: r[4])[0] if stale else None
 
+    @property
+    def _sign(self) -> float:
+        """+1 maximising, -1 minimising: the sampler always sees values to maximise."""
+        return 1.0 if self.direction == "maximize" else -1.0
+
+    def _told(self, trials: list[tuple]) -> tuple[list[tuple], np.ndarray]:
+        """The complete trials in the order they were told, and their values to maximise."""
+        done = sorted((r for r in trials if r[2] == "complete"), key=lambda r: (r[5], r[0]))
+        return done, self._sign * np.array([r[3] for r in done], dtype=float)
+
     def _suggest(self, ex, trials: list[tuple], number: int) -> tuple[int, dict]:
         """The sampler's row (a row number of the study) and request. The sampler works on the
         distinct rows: a trial of a repeated row counts for the first of its equals."""
-        done = sorted((r for r in trials if r[2] == "complete"), key=lambda r: (r[5], r[0]))
-        sign = 1.0 if self.direction == "maximize" else -1.0
+        done, values = self._told(trials)
         distinct = self._distinct_of
         history = History(
             candidates=self._distinct,
             rows=distinct[np.array([r[1] for r in done], dtype=int)],
-            values=sign * np.array([r[3] for r in done], dtype=float),
+            values=values,
             pending=distinct[np.array([r[1] for r in trials if r[2] in _HELD], dtype=int)],
             number=number,
             requests=tuple(json.loads(r[7]) if r[7] else {} for r in done),
@@ -579,8 +586,7 @@ class Study:
     def _suggest_point(self, ex, trials: list[tuple], number: int) -> tuple[np.ndarray, dict]:
         """The sampler's point (the space's encoding) and request, from the told points in the
         order they were told and the pending ones."""
-        done = sorted((r for r in trials if r[2] == "complete"), key=lambda r: (r[5], r[0]))
-        sign = 1.0 if self.direction == "maximize" else -1.0
+        done, values = self._told(trials)
         dims = self.space.dims
 
         def points(rows):
@@ -589,7 +595,7 @@ class Study:
         history = SpaceHistory(
             space=self.space,
             points=points(done),
-            values=sign * np.array([r[3] for r in done], dtype=float),
+            values=values,
             pending=points([r for r in trials if r[2] in _HELD]),
             number=number,
             failed=points([r for r in trials if r[2] == "fail"]),
