@@ -356,13 +356,8 @@ def read_observed(path, target: str, names: list[str], flag: str = "--observed")
 
 
 def _plain(value):
-    """A pandas cell as a plain Python value (numpy ints and floats, stripped text)."""
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
+    """A pandas cell as a plain Python value (numpy scalars as Python's, stripped text)."""
+    value = value.item() if isinstance(value, np.generic) else value
     return value.strip() if isinstance(value, str) else value
 
 
