@@ -227,7 +227,8 @@ def test_summary_rows_use_the_options_datasets_and_methods(tmp_path):
 def test_figures_are_written_for_tables_and_examples(tmp_path):
     from frontierbo.attack.report import write_figures
 
-    # any 28 x 28 image in the attack space will do: the figures need no data file
+    mnist_images()  # the examples figure draws each clean image: skips without an MNIST source
+    # any 28 x 28 perturbed image in the attack space will do
     x0 = np.random.default_rng(7).uniform(-0.5, 0.5, (28, 28, 1)).astype(np.float32)
     row = method_row([{"success": True, "queries": 40, "seconds": 1.0}])
     result = {
