@@ -175,9 +175,11 @@ def run_ldp_on_csv(
 
     Returns a JSON-ready dict: the inputs, the problem constants, ``best_arm_found`` (most played
     arm: index, name, mean, share of plays), ``best_arm`` (the largest column mean),
-    ``regret`` (``t``, cumulative regret normalised and raw at about 10 points, and the final
-    average ``R_T / T``), ``plays`` per arm, ``arms`` (the T arms played) and ``seconds`` (the
-    wall time of the run; printed, not stored).
+    ``regret`` (``t``, cumulative regret normalised and raw at about 10 points, the final
+    average ``R_T / T`` and ``uniform_play_average``, the expected per-round regret of a uniformly
+    random arm, i.e. the mean gap over the arms), ``plays`` per arm, ``arms`` (the T arms played),
+    ``notes`` (a sentence when the run did worse than uniform random play, else empty) and
+    ``seconds`` (the wall time of the run; printed, not stored).
     """
     problem, names = problem_from_csv(path, exclude)
     noise_ss, privacy_ss, algo_ss = np.random.SeedSequence(seed).spawn(3)
@@ -248,6 +250,7 @@ def run_ldp_on_csv(
         },
         "plays": {names[a]: int(counts[a]) for a in range(problem.n)},
         "arms": [int(a) for a in res["arms"]],
+        "notes": _worse_than_uniform(problem, res, T, params.get("ctl_scale")),
         "seconds": res["seconds"],
     }
     if epsilon is not None:
@@ -257,6 +260,29 @@ def run_ldp_on_csv(
             "deployment must fix in advance"
         )
     return result
+
+
+def _worse_than_uniform(problem: LDPProblem, res: dict, T: int, ctl_scale) -> list[str]:
+    """A note when the run's average regret exceeds uniform random play's expected one (the
+    mean gap over the arms, exact), with what the rewards' noise is next to the arm means'
+    spread; else nothing."""
+    average, uniform = res["average_regret"], res["uniform_regret"]
+    if not average > uniform:
+        return []
+    spread = float(np.ptp(problem.f))
+    if ctl_scale is None:
+        noise = f"The rewards stray up to R = {fmt_number(problem.R, 4)} from their arm's mean"
+        ratio = problem.R / spread
+    else:
+        noise = f"Each privatised reward carries Laplace noise of scale {fmt_number(ctl_scale, 4)}"
+        ratio = ctl_scale / spread
+    return [
+        f"worse than uniform random play: average regret {fmt_number(average, 4)} > "
+        f"{fmt_number(uniform, 4)}, what a uniformly random arm each round loses in expectation; "
+        f"in T = {T} rounds over {problem.n} arms the algorithm did not single out the good arms. "
+        f"{noise}, {fmt_number(ratio, 2)} times the spread {fmt_number(spread, 4)} of the arm "
+        "means."
+    ]
 
 
 def format_ldp_result(result: dict) -> str:
@@ -279,6 +305,7 @@ def format_ldp_result(result: dict) -> str:
         f"average regret R_T/T = {fmt_number(reg['average'])} (uniform play: "
         f"{fmt_number(reg['uniform_play_average'])})",
     ]
+    lines += [f"note: {note}" for note in result.get("notes", [])]
     if "privacy" in result:
         lines.append(f"privacy: {result['privacy']}")
     if "seconds" in result:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -52,7 +53,11 @@ from frontierbo.io import (
 from frontierbo.po.gaussian_release import GaussianRowMechanism, noise_aware_hyperparameters
 from frontierbo.po.po_gp_ucb import Curator, POGPUCBModeler, random_initial_rows
 from frontierbo.po.problems.base import DEFAULT_MAX_NORM, preprocess_inputs
-from frontierbo.po.random_projection import RandomProjectionMechanism
+from frontierbo.po.random_projection import (
+    NOT_PRIVATE_MESSAGE,
+    NotDifferentiallyPrivateWarning,
+    RandomProjectionMechanism,
+)
 from frontierbo.po.sampler import DELTA_PRIME
 from frontierbo.po.system import ALGORITHMS, PO_GP_UCB
 from frontierbo.study.samplers import GPUCBSampler, SamplerAskTell
@@ -61,8 +66,34 @@ from frontierbo.systems.userrun import Counted, implements, progress_bar
 __all__ = ["ALGORITHMS", "DELTA_PRIME", "PRIVACY_NOTE", "example", "format_result",
            "load_csv_problem", "run_on_csv"]  # fmt: skip
 
-#: The privacy caveat carried by every po-gp-ucb result.
-PRIVACY_NOTE = "NOT differentially private (see docs/privacy.md)"
+#: The privacy caveat carried by every random-projection result, printed once, as the report's
+#: last line (the release's own warning is not repeated on stderr).
+PRIVACY_NOTE = NOT_PRIVATE_MESSAGE
+
+
+def projection_note(r: int, d: int, mechanism: str) -> str | None:
+    """The warning for an ``r`` that reduces no dimension: ``r > d`` for the random projection,
+    ``r >= d`` for the Gaussian release; None otherwise. Both releases take any r >= 1, and the
+    paper itself uses r = 10 and 15 on 2 or 3 features, so such an r is explained, not refused."""
+    if mechanism == "gaussian":
+        if r < d:
+            return None
+        return (
+            f"--r {r} is not below d = {d} features: with --mechanism gaussian the projection "
+            "then reduces no dimension and only adds noise (calibrated to the drawn "
+            "projection's norm, which is above 1; docs/privacy.md); leave --r out to release "
+            f"the rows in their {d} coordinates"
+        )
+    if r <= d:
+        return None
+    return (
+        f"--r {r} is above d = {d} features: the release Z (n x {r}) is still a rank-{d} linear "
+        f"image of the centred rows, not a reduction, so it hides no more than r = {d} would "
+        "(for any r >= d, d + 1 known rows reconstruct every row); a larger r keeps distances "
+        "more closely (Lemma 1; the paper uses r = 10 and 15 on 2 or 3 features) but raises "
+        "omega, and with it the chance of the else-branch lift, which stretches distances "
+        "(C' in the report)"
+    )
 
 
 def gaussian_privacy_note(epsilon: float, delta: float) -> str:
@@ -178,7 +209,9 @@ def run_on_csv(
     target's sign, raw features) over the observed rows, ``best_in_data``, ``simple_regret``
     (T + 1 values, target units: entry 0 after the initial rows), ``initial_indices``,
     ``queried_indices``; for ``po-gp-ucb`` also ``release`` (the mechanism's constants) and
-    ``privacy`` (what it guarantees). The random projection warns: NOT differentially private.
+    ``privacy`` (what it guarantees: the random projection is NOT differentially private, said
+    there and not again as a warning). An ``r`` that is not a reduction warns why before any
+    work (:func:`projection_note`).
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}, got {algorithm!r}")
@@ -192,6 +225,9 @@ def run_on_csv(
     X_raw, y, names = load_csv_problem(path, target, features, minimize)
     _check_data_params(X_raw, y, iterations, n_init, target.strip(), names)
     n, d = X_raw.shape
+    note = None if algorithm != "po-gp-ucb" or r is None else projection_note(r, d, mechanism)
+    if note is not None:
+        warnings.warn(note, UserWarning, stacklevel=3)
     mech = None
     if algorithm == "po-gp-ucb" and mechanism == "gaussian":
         mech = GaussianRowMechanism(epsilon, delta, r)
@@ -219,9 +255,12 @@ def run_on_csv(
         oracle = TableOracle(y)
     else:  # the modeler talks to the curator through row indices only
         if mech is None:
-            mech = RandomProjectionMechanism(epsilon, delta, r)  # warns: not DP
+            mech = RandomProjectionMechanism(epsilon, delta, r)
         oracle = Curator(inputs, y, mech, seed=np.random.default_rng(curator_ss))
-        release = oracle.release()
+        with warnings.catch_warnings():
+            # not DP: the result's "privacy" says so, as the report's last line; once is enough
+            warnings.simplefilter("ignore", NotDifferentiallyPrivateWarning)
+            release = oracle.release()
     if fit is None:  # learned from the queried rows; on Z, one isotropic lengthscale
         sampler = GPUCBSampler() if release is None else GPUCBSampler(ard=False, scaling="common")
         optimizer = learned = SamplerAskTell(X_raw if release is None else release.Z, sampler, seed)

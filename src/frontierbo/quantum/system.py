@@ -75,7 +75,8 @@ RUN = Command(
         Param(
             "budget", int, REQUIRED,
             "query budget T: oracle queries in all, the initial arm's included (a stage spends "
-            "many)", low=1, flag="--queries", metavar="T",
+            "many; the last stage runs whole and may end past T, by an amount the report states; "
+            "regret counts the first T)", low=1, flag="--queries", metavar="T",
             renamed=(("-T", QUERIES_NOTE), ("--iterations", QUERIES_NOTE)),
         ),
         SEED,

@@ -130,16 +130,26 @@ def _add_create(study) -> None:
     create = study.add_parser(
         "create",
         help="create a study from a CSV of candidate rows or a search space (JSON)",
-        description="Create a study: each column of --candidates is a feature (numbers, whole "
-        "numbers, True/False, text categories one-hot) or is carried (IDs and text: returned "
-        "with its row by ask and study show, never modelled); create prints which and why, and "
-        "--features, --ids and --categorical override it. The rows are stored in the database "
-        'with their sha256. Or --space: a JSON file {"params": [{"name": "lr", '
+        description="Create a study from --candidates, a CSV file of rows, whose columns are "
+        "classified (create prints each column's kind and why). Features: numbers (float), "
+        "whole numbers (int), True/False (bool), and text with repeated values (categorical, "
+        "one-hot, at most 100 categories). Carried, never modelled (returned with its row by "
+        "ask and study show): an index (a first column of row numbers 0..n-1 or 1..n while "
+        "another feature remains, or an unnamed first column of distinct whole numbers), a "
+        "column named like an ID (with a word id, ids, uuid or guid, or named name, key, "
+        "label, index or idx) holding text or distinct whole numbers, and text whose values "
+        "are all distinct or all the same. A column mixing numbers and words is refused "
+        "(unless named like an ID), naming the first word. --features (exactly these; the "
+        "rest carried), --ids and --categorical override the rule. The rows are stored in "
+        'the database with their sha256. Or --space: a JSON file {"params": [{"name": "lr", '
         '"type": "float", "low": 1e-5, "high": 0.1, "log": true}, {"name": "layers", "type": '
         '"int", "low": 1, "high": 8}, {"name": "act", "type": "categorical", "choices": '
         '["relu", "tanh"]}]} (float: low, high, log, step; int: low, high, log).',
     )
-    create.add_argument("--candidates", default=None, help="CSV file, one candidate per row")
+    create.add_argument(
+        "--candidates", default=None,
+        help="CSV file, one candidate per row; its columns are classified as above",
+    )  # fmt: skip
     create.add_argument(
         "--space",
         default=None,
