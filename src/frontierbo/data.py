@@ -15,6 +15,10 @@ dataset with its files' sha256, size, licence, source and, where the exact bytes
 URL :func:`fetch` downloads them from. Datasets whose bytes are published nowhere (made or
 repaired in the project, or extracted from an unlicensed source) are listed with the reason
 they cannot be fetched.
+
+A reproduction declares the files it reads as :class:`Input` s; :func:`check_inputs` finds and
+checksums them all before it runs, and says which documented substitute stands in for a missing
+one.
 """
 
 from __future__ import annotations
@@ -231,6 +235,158 @@ def data_available(relative: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+# --------------------------------------------------------------------------- a run's inputs
+
+
+@dataclass(frozen=True)
+class Input:
+    """Data files that one part of a reproduction reads, checked before it starts.
+
+    Attributes:
+        used_for: what reads them, as messages name it (e.g. ``"temperature (E3)"``).
+        files: their paths below the data root.
+        substitute: the documented stand-in that runs when one of them is not found (e.g.
+            ``"a seeded substitute road graph (docs/decisions.md#...)"``); None: the files
+            are required.
+    """
+
+    used_for: str
+    files: tuple[str, ...]
+    substitute: str | None = None
+
+    def __post_init__(self):
+        if isinstance(self.files, str) or not self.files:
+            raise ValueError(f"Input {self.used_for!r}: files must be a non-empty tuple of paths")
+        object.__setattr__(self, "files", tuple(self.files))
+
+
+def check_inputs(inputs) -> list[str]:
+    """Find every file of ``inputs`` (:class:`Input`) and check its sha256, before a run starts.
+
+    Files are looked up as :func:`resolve_data_path` does (the first data root holding one is
+    the one the loaders read), and the registered ones are checked against the registry's
+    sha256, so a run never fails on its data hours in.
+
+    Returns:
+        One line per input whose substitute will run (a file not found), saying what stands in
+        for which dataset and how to get the real one.
+
+    Raises:
+        FileNotFoundError: a required file is not found. One line: what needs it, the dataset,
+            the places searched and how to get it (``frontierbo data fetch NAME`` or
+            ``$FRONTIERBO_DATA``).
+        ValueError: a registered file's sha256 differs from the registry's (one line: the
+            file, the dataset and how to replace it).
+    """
+    notes = []
+    for item in inputs:
+        found = {relative: _find(relative) for relative in item.files}
+        missing = [relative for relative, path in found.items() if path is None]
+        if missing and item.substitute is None:
+            raise FileNotFoundError(_missing_message(item.used_for, missing))
+        if missing:
+            notes.append(
+                f"{item.used_for}: {_what(missing)} was not found under a data root, so "
+                f"{item.substitute} stands in for it ({_how_to_get(missing)})"
+            )
+            continue
+        for relative, path in found.items():
+            expected = _registered_sha256(relative)
+            if expected is None:
+                continue  # not a registered file (e.g. the user's own LendingClub CSV)
+            actual = file_sha256(path)
+            if actual != expected:
+                raise ValueError(
+                    f"{item.used_for}: {str(path)!r} ({_what([relative])}) has sha256 "
+                    f"{actual[:12]}..., not the registered {expected[:12]}...: it is corrupt or "
+                    f"another version; {_how_to_replace(relative)}"
+                )
+    return notes
+
+
+def searched_places() -> str:
+    """The data roots searched, in order, in one phrase for messages (the folders beside the
+    package's ancestors as one entry)."""
+    groups: dict[str, list[Path]] = {}
+    for what, root in searched_roots():
+        groups.setdefault(what, []).append(root)
+    parts = [] if os.environ.get(DATA_ENV) else [f"${DATA_ENV} (not set)"]
+    for what, roots in groups.items():
+        where = str(roots[0]) if len(roots) == 1 else f"{roots[0]} ... {roots[-1]}"
+        parts.append(f"{what} ({where})")
+    return "; ".join(parts)
+
+
+def _find(relative: str) -> Path | None:
+    """Where :func:`resolve_data_path` finds ``relative`` under the data roots, or None."""
+    for root in candidate_roots():
+        if (root / relative).is_file():
+            return root / relative
+    return None
+
+
+def _registered_sha256(relative: str) -> str | None:
+    dataset = dataset_of(relative)
+    if dataset is None:
+        return None
+    return next(f.sha256 for f in dataset.files if f.path == relative)
+
+
+def _datasets_of(relatives) -> list[Dataset | None]:
+    """The registry datasets holding ``relatives``, in order, once each (None: unregistered)."""
+    return list(dict.fromkeys(dataset_of(relative) for relative in relatives))
+
+
+def _what(relatives) -> str:
+    """``dataset 'NAME'`` (``file 'PATH'`` where unregistered) for ``relatives``, once each."""
+    names: list[str] = []
+    for relative in relatives:
+        dataset = dataset_of(relative)
+        name = f"dataset {dataset.name!r}" if dataset is not None else f"file {relative!r}"
+        if name not in names:
+            names.append(name)
+    return " and ".join(names)
+
+
+def _not_found(missing) -> str:
+    shown = ", ".join(missing[:2]) + (f" and {len(missing) - 2} more" if len(missing) > 2 else "")
+    return f"{shown} not found"
+
+
+def _how_to_get(missing) -> str:
+    """How to provide the files ``missing``: the fetch command(s), else why there is none; and
+    the data-root variable."""
+    commands, reasons = [], []
+    for dataset in _datasets_of(missing):
+        if dataset is not None and dataset.fetchable:
+            commands.append(f"`{FETCH_COMMAND} {dataset.name}`")
+        elif dataset is not None:
+            reasons.append(f"`{FETCH_COMMAND} {dataset.name}` cannot download it: "
+                           f"{dataset.not_fetchable.split('. ')[0]}")  # fmt: skip
+        else:
+            reasons.append(f"`{FETCH_COMMAND}` has no dataset for it")
+    root = f"set {DATA_ENV} to a data root holding {missing[0]}"
+    if commands:
+        return f"get it with {' and '.join(commands)} or {root}"
+    return f"{'; '.join(reasons)}; if you have a copy, {root}"
+
+
+def _missing_message(used_for: str, missing) -> str:
+    registered = any(dataset_of(relative) is not None for relative in missing)
+    which = f": {_not_found(missing)}" if registered else ", not found"
+    return (
+        f"{used_for} needs {_what(missing)}{which}; searched {searched_places()}. "
+        f"Fix: {_how_to_get(missing)}"
+    )
+
+
+def _how_to_replace(relative: str) -> str:
+    dataset = dataset_of(relative)
+    if dataset is not None and dataset.fetchable:
+        return f"replace it with `{FETCH_COMMAND} {dataset.name} --force`"
+    return f"restore the original file, or set {DATA_ENV} to a data root holding it"
 
 
 # --------------------------------------------------------------------------- verify and fetch

@@ -256,6 +256,43 @@ def wait_for_status(page, text: str, timeout: float = 10.0) -> None:
     )
 
 
+#: What makes a chart of the page unreadable, as a list of sentences (empty: none): a chart
+#: without both axis titles, axis titles over tick labels, a legend without entries, or a
+#: legend over the chart.
+READABILITY = """(ids) => {
+  const problems = [];
+  const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  for (const [chart, legendId] of ids) {
+    const svg = document.querySelector(`#${chart} svg`);
+    if (!svg) { problems.push(`${chart}: no chart`); continue; }
+    const titles = [...svg.querySelectorAll("text.axis-title")];
+    for (const axis of ["x", "y"]) {
+      const t = svg.querySelector(`text.axis-title.${axis}`);
+      if (!t || !t.textContent.trim()) problems.push(`${chart}: no ${axis} axis title`);
+    }
+    for (const tick of svg.querySelectorAll("text.tick")) {
+      for (const t of titles) {
+        if (meets(t.getBoundingClientRect(), tick.getBoundingClientRect())) {
+          problems.push(`${chart}: the title '${t.textContent}' covers the tick '${tick.textContent}'`);
+        }
+      }
+    }
+    const legend = document.getElementById(legendId);
+    if (!legend || legend.children.length === 0) { problems.push(`${chart}: no legend`); continue; }
+    if (meets(legend.getBoundingClientRect(), svg.getBoundingClientRect())) {
+      problems.push(`${chart}: the legend covers the chart`);
+    }
+  }
+  return problems;
+}"""
+
+
+def assert_readable(page, charts) -> None:
+    """Every chart of ``charts`` ({chart id: legend id}) has axis titles and a legend off it."""
+    problems = page.evaluate(READABILITY, [[c, legend] for c, legend in charts.items()])
+    assert problems == []
+
+
 def test_the_study_dashboard_renders_and_follows_the_study_in_chromium(tmp_path):
     sync_playwright, executable = chromium()
     study = _study(tmp_path / "s.db", told=4, pending=0)
@@ -285,6 +322,12 @@ def test_the_study_dashboard_renders_and_follows_the_study_in_chromium(tmp_path)
             assert page.locator("#best-so-far text.tick").count() >= 4
             assert page.is_hidden("#regret-box") and page.is_hidden("#budgets-box")
             assert "default (4)" in page.text_content("#legend")
+            assert "candidate rows (40)" in page.text_content("#legend")
+            assert page.text_content("#best-so-far-legend") == "default"
+            assert_readable(page, {"best-so-far": "best-so-far-legend", "points": "legend"})
+            titles = page.locator("#best-so-far text.axis-title").all_text_contents()
+            assert titles == ["evaluations (in the order told)",
+                              "best value so far (objective units)"]  # fmt: skip
             for _ in range(3):  # another process asks and tells: the page follows
                 trial = study.ask()
                 study.tell(trial, float(np.sin(3 * trial.x).sum()))

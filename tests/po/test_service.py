@@ -391,6 +391,12 @@ def test_the_curator_dashboard_updates_after_a_query_in_chromium(service):
         count = "([n]) => Number(document.querySelector('#points').dataset.count) === n"
         page.wait_for_function(count, arg=[queried()])
         assert not page.is_hidden("#regret-box") and "alice" in page.text_content("#budgets")
+        # every chart has its axis titles and a legend (below it) naming the modelers
+        for chart in ("best-so-far", "regret"):
+            assert "alice" in page.text_content(f"#{chart}-legend")
+            titles = page.locator(f"#{chart} text.axis-title").all_text_contents()
+            assert len(titles) == 2 and all(t.strip() for t in titles), titles
+        assert "alice" in page.text_content("#legend")
         httpx.post(server.url + "/query", headers=headers, json={"row": 12})
         page.wait_for_function(count, arg=[queried()])  # one more circle, within a few polls
         assert page.text_content("#audit tbody tr td:nth-child(4)") == "12"  # newest first

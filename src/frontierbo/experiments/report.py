@@ -11,6 +11,13 @@ report.md, each atomically, and returns the results dict. It holds an exclusive 
 output directory throughout (:func:`~frontierbo.experiments.store.lock_directory`): a second
 reproduction into the same ``--out`` refuses at once.
 
+Data: before the output directory is created, every data file the chosen datasets read
+(:attr:`Reproduction.inputs`) is found and checksummed (:func:`frontierbo.data.check_inputs`): a
+missing file is one error naming the dataset, the places searched and the fetch command, and a
+documented substitute standing in for a missing dataset is one line on stderr at the start (and
+one in report.md). A run that fails later removes the output directory it created if the
+directory holds nothing else than its lock file.
+
 Published numbers live in each system package's ``published.json`` (:func:`load_published`),
 not in code; report.md tables come from :func:`frontierbo.io.markdown_table`; every mean ± standard error
 from :func:`frontierbo.io.mean_stderr`.
@@ -21,6 +28,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,9 +39,11 @@ from types import MappingProxyType
 from typing import Any
 
 from frontierbo._validation import check_int
+from frontierbo.data import Input
+from frontierbo.data import check_inputs as check_data
 from frontierbo.experiments.runner import RunSpec, run_sweep
 from frontierbo.experiments.schedulers import check_scheduler
-from frontierbo.experiments.store import ResultStore, lock_directory
+from frontierbo.experiments.store import LOCK_FILE, ResultStore, lock_directory
 from frontierbo.io import check_out_dir, write_json_atomic, write_text_atomic
 
 __all__ = [
@@ -81,6 +92,10 @@ def _header(options: Options) -> dict:
     return {"runs": options.runs, "seed": options.seed}
 
 
+def _no_inputs(options: Options) -> tuple[Input, ...]:
+    return ()
+
+
 @dataclass(frozen=True)
 class Reproduction:
     """What a system declares to reproduce its paper (see the module docstring).
@@ -105,9 +120,12 @@ class Reproduction:
             one ValueError / TypeError naming the option), or None.
         published: the system's published numbers (:func:`load_published`).
         unavailable: ``unavailable(dataset) -> reason or None``: a dataset that needs something
-            not installed (an extra). Left out of the default "all datasets" with one line in
-            report.md naming the reason and the command that enables it; named explicitly
-            with ``--datasets``, it is an error carrying that reason.
+            not installed (an extra, a data file). Left out of the default "all datasets" with
+            one line on stderr and in report.md naming the reason and the command that enables
+            it; named explicitly with ``--datasets``, it is an error carrying that reason.
+        inputs: ``inputs(options) -> [Input]``: every data file the chosen datasets read
+            (:class:`frontierbo.data.Input`), each with its documented substitute if it has
+            one. Checked before anything is written or run (:meth:`check_inputs`).
     """
 
     name: str
@@ -126,6 +144,7 @@ class Reproduction:
     check: Callable[[dict], dict] | None = None
     published: Mapping[str, Any] = field(default_factory=dict)
     unavailable: Callable[[str], str | None] = lambda dataset: None
+    inputs: Callable[[Options], Iterable[Input]] = _no_inputs
 
     def __post_init__(self):
         if not self.datasets:
@@ -152,7 +171,12 @@ class Reproduction:
         names = self._datasets(datasets)
         reasons = {name: self.unavailable(name) for name in names}
         skipped = {name: why for name, why in reasons.items() if why is not None}
+        runs = None if runs is None else check_int(runs, "runs (--runs)", low=1)
+        seed = check_int(seed, "seed (--seed)", low=0)
+        params = MappingProxyType(self.check(params) if self.check else params)
         if skipped and datasets is not None:
+            # A dataset named but missing: the data check's message names the places searched.
+            check_data(self.inputs(Options(out, tuple(skipped), bool(quick), runs, seed, params)))
             name, why = next(iter(skipped.items()))
             raise ImportError(f"--datasets {name}: {why}")
         if len(skipped) == len(names):
@@ -164,9 +188,9 @@ class Reproduction:
             datasets=tuple(name for name in names if name not in skipped),
             skipped=MappingProxyType(skipped),
             quick=bool(quick),
-            runs=None if runs is None else check_int(runs, "runs (--runs)", low=1),
-            seed=check_int(seed, "seed (--seed)", low=0),
-            params=MappingProxyType(self.check(params) if self.check else params),
+            runs=runs,
+            seed=seed,
+            params=params,
         )
 
     def _datasets(self, datasets) -> tuple[str, ...]:
@@ -196,22 +220,49 @@ class Reproduction:
         options = self.options(out, datasets=datasets, quick=quick, runs=runs, seed=seed, **options)
         return self.run(options, n_jobs=n_jobs, scheduler=scheduler, progress=progress)
 
+    def check_inputs(self, options: Options) -> tuple[str, ...]:
+        """Find and checksum every data file of :attr:`inputs` (nothing is written or run).
+
+        Returns one line per substitute that will stand in for a missing dataset. Raises
+        FileNotFoundError (a required file is missing: the dataset, the places searched, the
+        fetch command) or ValueError (a file's sha256 is not the registry's).
+        """
+        return tuple(check_data(self.inputs(options)))
+
     def run(self, options: Options, *, n_jobs=1, scheduler=None, progress: bool = True) -> dict:
         """Run (or resume) the sweep into ``options.out`` and write every artefact.
 
+        Every input is checked first (:meth:`check_inputs`): a missing one fails before the
+        output directory is created. The datasets left out and the substitutes in use are
+        one line each on stderr. If the run fails, an output directory this call created is
+        removed again when it holds nothing but the lock file.
+
         Returns the results dict: ``paper``, the :attr:`header` fields, ``seconds`` (wall time
-        of this call, stored runs are reused) and the :attr:`summarise` fields.
+        of this call, stored runs are reused), the :attr:`summarise` fields, and ``skipped``
+        and ``substitutes`` where there are any.
         """
         n_jobs = check_int(n_jobs, "n_jobs (--jobs)", low=-1)
         if n_jobs == 0:
             raise ValueError("n_jobs (--jobs) must be an integer >= 1 or -1 (all cores), got 0")
         check_scheduler(scheduler)  # a bad scheduler fails before the problems are built
+        substitutes = self.check_inputs(options)
+        for name, why in options.skipped.items():
+            _note(f"{self.name}: dataset {name} is left out: {why}")
+        for line in substitutes:
+            _note(f"{self.name}: {line}")
+        created = _new_directories(options.out)
         # One sweep per directory at a time: a second one would run everything again beside
         # this one and race its appends; it refuses at once instead (the lock dies with us).
         with lock_directory(options.out):
-            return self._run_locked(options, n_jobs, scheduler, progress)
+            try:
+                return self._run_locked(options, n_jobs, scheduler, progress, substitutes)
+            except BaseException:
+                _remove_if_empty(created)  # still holding the lock: nobody else is inside
+                raise
 
-    def _run_locked(self, options: Options, n_jobs, scheduler, progress: bool) -> dict:
+    def _run_locked(
+        self, options: Options, n_jobs, scheduler, progress: bool, substitutes: Sequence[str] = ()
+    ) -> dict:
         started = time.time()
         store, specs = ResultStore(options.out / RUNS_FILE), self.build_specs(options)
         kw = {"desc": self.name, "scheduler": scheduler}
@@ -221,6 +272,8 @@ class Reproduction:
         result = {"paper": self.paper, **self.header(options), "seconds": seconds, **summary}
         if options.skipped:
             result["skipped"] = dict(options.skipped)
+        if substitutes:
+            result["substitutes"] = list(substitutes)
         self.write_artefacts(result, options.out)
         return result
 
@@ -229,20 +282,62 @@ class Reproduction:
         write_json_atomic(out / RESULTS_FILE, result)
         write_text_atomic(out / CSV_FILE, csv_text(self.csv_header, self.csv_rows(result)))
         figures = [Path(p) for p in self.figures(result, out)]
-        write_text_atomic(out / REPORT_FILE, _with_skipped(self.markdown(result, figures), result))
+        write_text_atomic(
+            out / REPORT_FILE, _with_data_lines(self.markdown(result, figures), result)
+        )
         return figures
 
 
-def _with_skipped(markdown: str, result: dict) -> str:
-    """report.md with one line, under its title, naming the datasets left out and why."""
-    if not result.get("skipped"):
+def _with_data_lines(markdown: str, result: dict) -> str:
+    """report.md with a line, under its title, naming the datasets left out and why, and one
+    naming the substitutes that stood in for missing datasets."""
+    lines = []
+    if result.get("skipped"):
+        by_reason: dict[str, list[str]] = {}
+        for name, why in result["skipped"].items():
+            by_reason.setdefault(why, []).append(f"`{name}`")
+        reasons = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
+        lines.append(f"**Skipped** {reasons}.")
+    if result.get("substitutes"):
+        lines.append(f"**Substitute data**: {'; '.join(result['substitutes'])}.")
+    if not lines:
         return markdown
     title, _, rest = markdown.partition("\n")
-    by_reason: dict[str, list[str]] = {}
-    for name, why in result["skipped"].items():
-        by_reason.setdefault(why, []).append(f"`{name}`")
-    reasons = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
-    return f"{title}\n\n**Skipped** {reasons}.\n{rest}"
+    return f"{title}\n\n" + "\n\n".join(lines) + f"\n{rest}"
+
+
+def _note(text: str) -> None:
+    """One line on stderr, where the CLI's errors and warnings go."""
+    print(f"frontierbo: note: {text}", file=sys.stderr, flush=True)
+
+
+def _new_directories(out: Path) -> list[Path]:
+    """``out`` and those of its ancestors that do not exist yet, deepest first."""
+    created, path = [], Path(out)
+    while not path.exists() and path != path.parent:
+        created.append(path)
+        path = path.parent
+    return created
+
+
+def _remove_if_empty(created: list[Path]) -> None:
+    """Remove the directories a failed run created (``created``, deepest first) when the
+    output directory holds nothing but the lock file and empty folders; best effort, so that
+    the run's own error is the one reported."""
+    if not created:
+        return
+    out = created[0]
+    try:
+        for folder, _, files in os.walk(out):
+            if any(Path(folder, f) != out / LOCK_FILE for f in files):
+                return  # something of the run's: keep it (a rerun resumes from it)
+        (out / LOCK_FILE).unlink(missing_ok=True)
+        for folder, _, _ in sorted(os.walk(out), key=lambda w: -len(Path(w[0]).parts)):
+            os.rmdir(folder)
+        for parent in created[1:]:
+            os.rmdir(parent)  # an ancestor made for --out only; fails if anything else is in it
+    except OSError:
+        pass
 
 
 def load_published(package: str) -> dict:
@@ -276,6 +371,14 @@ def csv_text(header: Sequence, rows: Iterable[Sequence]) -> str:
     return buf.getvalue()
 
 
-def figure_lines(figures: Iterable[Path]) -> list[str]:
-    """report.md's list of figures: a ``## Figures`` heading and one bullet per file name."""
-    return ["## Figures", ""] + [f"- `{Path(p).name}`" for p in figures]
+def figure_lines(figures: Iterable[Path], captions: Mapping[str, str] | None = None) -> list[str]:
+    """report.md's list of figures: a ``## Figures`` heading and one bullet per file name, with
+    the file's caption from ``captions`` (by file name; e.g. what its shaded bands are) as a
+    line under it."""
+    lines = ["## Figures", ""]
+    for p in figures:
+        name = Path(p).name
+        lines.append(f"- `{name}`")
+        if captions and captions.get(name):
+            lines.append(f"  - {captions[name]}")
+    return lines

@@ -190,6 +190,26 @@ def check_options(params: dict) -> dict:
     }
 
 
+def required_inputs(options: Options) -> list:
+    """The data files the chosen real datasets read (checked before anything runs); the
+    documented surrogates stand in without them
+    (docs/decisions.md#ldp-bo-surrogate-light-and-stock-data)."""
+    from frontierbo.data import Input
+    from frontierbo.ldp.realdata import LIGHT_FILE, STOCK_FILE
+
+    files = {"light": LIGHT_FILE, "stock": STOCK_FILE}
+    return [
+        Input(
+            f"{DATASET_TITLES[family]} ({family})",
+            (files[family],),
+            f"the {'light-sensor' if family == 'light' else 'stock-price'} surrogate with the "
+            "real means (docs/decisions.md#ldp-bo-surrogate-light-and-stock-data)",
+        )
+        for family in options.datasets
+        if family in files
+    ]
+
+
 def build_specs(options: Options) -> list[RunSpec]:
     """One :class:`RunSpec` per (setting, algorithm, trial); the config holds every parameter
     and seed, so a resumed sweep refuses a store made with different ones."""

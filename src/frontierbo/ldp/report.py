@@ -21,6 +21,7 @@ from frontierbo.ldp.experiment import (
     build_specs,
     check_options,
     eps_text,
+    required_inputs,
     run_worker,
 )
 from frontierbo.ldp.summary import (
@@ -104,7 +105,10 @@ def write_figures(result: dict, out: Path) -> list[Path]:
         series["uniform play"] = (cps, np.full(cps.shape, level), np.zeros(cps.shape))
         name = f"fig_{e['kind']}_{e['problem']}_eps-{eps_text(e['eps'])}.png"
         ylabel = "average regret R_t / t (normalised f)"
-        paths.append(plot_metric_vs_param(series, out / name, e["title"], "round t", ylabel))
+        bars = _spread(algs.values(), "standard deviation")
+        paths.append(
+            plot_metric_vs_param(series, out / name, e["title"], "round t", ylabel, bars=bars)
+        )
     by_key = {(e["kind"], e["family"], e["eps"]): e for e in summary.values()}
     epsilons = sorted(result["parameters"]["epsilons"])
     for family in result["datasets"]:
@@ -129,9 +133,37 @@ def write_figures(result: dict, out: Path) -> list[Path]:
                     "privacy level eps (log scale)",
                     "R_T / T (normalised f)",
                     log_x=True,
+                    bars=_privacy_bars(private),
                 )
             )
     return paths
+
+
+def _spread(algorithms, what: str) -> str:
+    """``"± 1 <what> over N trials"`` of the given algorithms' summaries."""
+    from frontierbo.experiments.plots import over
+
+    return f"± 1 {what} {over((a['n_trials'] for a in algorithms), 'trials')}"
+
+
+def _privacy_bars(private: list[dict]) -> str:
+    return _spread([a for p in private for a in p["algorithms"].values()], "standard error")
+
+
+def figure_captions(result: dict) -> dict[str, str]:
+    """report.md's caption of each figure, by file name (a name not written is never listed)."""
+    captions = {}
+    for e in result["settings"].values():
+        if e["algorithms"]:
+            name = f"fig_{e['kind']}_{e['problem']}_eps-{eps_text(e['eps'])}.png"
+            spread = _spread(e["algorithms"].values(), "standard deviation")
+            captions[name] = f"Error bars: {spread} (as the paper's Fig. 2)."
+    by_key = {(e["kind"], e["family"], e["eps"]): e for e in result["settings"].values()}
+    for family in result["datasets"]:
+        private = [by_key.get(("private", family, eps)) for eps in result["parameters"]["epsilons"]]
+        if all(p is not None for p in private):
+            captions[f"fig_privacy_cost_{family}.png"] = f"Error bars: {_privacy_bars(private)}."
+    return captions
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -214,7 +246,7 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         "",
         *(f"- {note}" for note in NOTES),
         "",
-        *figure_lines(figures),
+        *figure_lines(figures, captions=figure_captions(result)),
         "",
         "Per-setting figures plot R_t / t against t (mean ± std over trials at the stored "
         "checkpoints) with the uniform-play level, like the paper's Fig. 2 (which plots R_t).",
@@ -362,4 +394,5 @@ REPRODUCTION = Reproduction(
     header=header,
     check=check_options,
     published=PUBLISHED,
+    inputs=required_inputs,
 )

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from frontierbo.data import Input
 from frontierbo.experiments.report import load_published
 from frontierbo.experiments.runner import RunSpec, seed_for
 from frontierbo.macro import data as macro_data
@@ -280,6 +281,25 @@ def unavailable(dataset: str) -> str | None:
             f"{FETCH_COMMAND} macro-temperature"
         )
     return None
+
+
+#: What E2 runs on without the taxi files (``macro_data.traffic``'s fallback).
+TRAFFIC_SUBSTITUTE = (
+    "a seeded substitute road graph with GP-drawn demand "
+    "(docs/decisions.md#macro-bo-traffic-substitute-graph)"
+)
+
+
+def required_inputs(options) -> list[Input]:
+    """The data files the chosen experiments read (checked before anything runs): E2's taxi
+    grid (a seeded substitute graph stands in without it) and E3's corridor graph."""
+    datasets = {experiment.dataset for experiment in selected(options)}
+    inputs = []
+    if "traffic" in datasets:
+        inputs.append(Input("traffic (E2)", macro_data.TRAFFIC_FILES, TRAFFIC_SUBSTITUTE))
+    if "temperature" in datasets:
+        inputs.append(Input("temperature (E3)", macro_data.TEMPERATURE_FILES))
+    return inputs
 
 
 def selected(options) -> list[Experiment]:

@@ -1,8 +1,8 @@
 """Figures of ε-Macro-BO: agents' trajectories over a field (``run macro-bo``, Fig. 4.12).
 
 Built like :mod:`frontierbo.experiments.plots` (an explicit Agg canvas, never ``pyplot``; its
-style and resolution; saved atomically as PNG), with the legend below the map so that it never
-hides a path.
+style, layout and resolution; saved atomically as PNG), with the legend below the map so that it
+never hides a path.
 """
 
 from __future__ import annotations
@@ -13,19 +13,18 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib import rc_context
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from frontierbo._validation import check_matrix, check_vector
-from frontierbo.experiments.plots import DPI, STYLE
-from frontierbo.io import atomic_output
+from frontierbo.experiments.plots import STYLE, new_figure, place_legend, save_figure
 from frontierbo.macro.domains import grid_layout
 
-__all__ = ["plot_trajectory"]
+__all__ = ["build_trajectory", "plot_trajectory"]
 
 _FIGSIZE = (4.2, 3.6)
 _LINESTYLES = ("-", "--", ":", "-.")
+_MARKS = ("X", "P", "D", "s")
 
 
 def _check_trajectories(trajectories: Mapping[str, Sequence[int]], n: int) -> dict:
@@ -48,7 +47,20 @@ def _check_trajectories(trajectories: Mapping[str, Sequence[int]], n: int) -> di
     return out
 
 
-def _draw_field(fig: Figure, ax, inputs: np.ndarray, values: np.ndarray) -> None:
+def _check_marks(marks: Mapping[str, int] | None, n: int) -> dict[str, int]:
+    out = {}
+    for label, location in (marks or {}).items():
+        if isinstance(location, bool) or not isinstance(location, (int, np.integer)):
+            raise ValueError(f"marks[{label!r}] must be a location index, got {location!r}")
+        if not 0 <= location < n:
+            raise ValueError(
+                f"marks[{label!r}] must be a location index in [0, {n - 1}], got {location}"
+            )
+        out[str(label)] = int(location)
+    return out
+
+
+def _draw_field(fig: Figure, ax, inputs: np.ndarray, values: np.ndarray, label: str) -> None:
     """The field as an image when the inputs form a full regular grid, else a scatter."""
     layout = grid_layout(inputs[:, 0], inputs[:, 1])
     distinct = np.unique(inputs, axis=0).shape[0] == inputs.shape[0]
@@ -70,43 +82,27 @@ def _draw_field(fig: Figure, ax, inputs: np.ndarray, values: np.ndarray) -> None
     span = np.ptp(inputs, axis=0)
     if np.all(span > 0) and 0.2 <= span[1] / span[0] <= 5:
         ax.set_aspect("equal", adjustable="box")  # same units on both axes: keep the geometry
-    fig.colorbar(mappable, ax=ax, label="value", shrink=0.85)
+    fig.colorbar(mappable, ax=ax, label=label, shrink=0.85)
 
 
-def plot_trajectory(
+def build_trajectory(
     inputs,
     values,
     trajectories: Mapping[str, Sequence[int]],
-    path: str | os.PathLike,
     title: str = "",
     edges=None,
     *,
     xlabel: str = "x",
     ylabel: str = "y",
-) -> Path:
-    """Agents' paths over a field; saves a PNG at ``path`` (atomically, parents created).
-
-    Args:
-        inputs: (n, 2) location coordinates (column 0 on the horizontal axis).
-        values: (n,) the field's value at each location (colour).
-        trajectories: ``{label: location indices}`` in visiting order (indices into ``inputs``),
-            e.g. ``MacroRun.locations``; each drawn as a line with markers, its first location
-            marked as the start. Several labels share the axes (Fig. 4.12: myopic vs
-            nonmyopic); line styles differ so that overlapping paths stay visible.
-        title: figure title.
-        edges: optional (m, 2) pairs of location indices, drawn as thin grey lines (a graph
-            domain's moves).
-        xlabel, ylabel: axis labels.
-
-    The field is an image when ``inputs`` form a full regular grid (every combination of the
-    distinct, equally spaced coordinates exactly once), else a scatter coloured by value.
-
-    Returns the path.
-    """
+    value_label: str = "value",
+    marks: Mapping[str, int] | None = None,
+) -> Figure:
+    """The figure of :func:`plot_trajectory` (same arguments but ``path``), unsaved."""
     inputs = check_matrix(inputs, "inputs", n_cols=2)
     n = inputs.shape[0]
     values = check_vector(values, "values", length=n)
     paths = _check_trajectories(trajectories, n)
+    marked = _check_marks(marks, n)
     pairs = None
     if edges is not None:
         pairs = np.asarray(edges)
@@ -118,10 +114,9 @@ def plot_trajectory(
             raise ValueError(f"edges must hold location indices in [0, {n - 1}]")
 
     with rc_context(STYLE):
-        fig = Figure(figsize=_FIGSIZE)
-        FigureCanvasAgg(fig)  # attaches the Agg canvas to fig
+        fig = new_figure(_FIGSIZE)
         ax = fig.add_subplot()
-        _draw_field(fig, ax, inputs, values)
+        _draw_field(fig, ax, inputs, values, value_label)
         if pairs is not None and pairs.size:
             segments = inputs[pairs]  # (m, 2 ends, 2 coordinates)
             ax.add_collection(LineCollection(segments, colors="0.6", linewidths=0.4, zorder=1))
@@ -160,14 +155,64 @@ def plot_trajectory(
             linestyle="none",
             label="start",
         )
-        ax.set_title(title)
+        for k, (label, location) in enumerate(marked.items()):
+            ax.plot(
+                inputs[location, 0],
+                inputs[location, 1],
+                marker=_MARKS[k % len(_MARKS)],
+                markersize=8,
+                color="white",
+                markeredgecolor="red",
+                markeredgewidth=1.4,
+                linestyle="none",
+                label=label,
+                zorder=11,
+            )
+        ax.set_title(title or "trajectories")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        ax.legend(
-            loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False, fontsize=7
-        )
-        fig.tight_layout(pad=0.3)
-        with atomic_output(path) as tmp:
-            # format given: the temp name ends in .tmp; "tight" keeps the legend below the axes
-            fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.05)
-    return Path(path)
+        place_legend(fig, ax, inside=False)  # the map is all data: below it
+    return fig
+
+
+def plot_trajectory(
+    inputs,
+    values,
+    trajectories: Mapping[str, Sequence[int]],
+    path: str | os.PathLike,
+    title: str = "",
+    edges=None,
+    *,
+    xlabel: str = "x",
+    ylabel: str = "y",
+    value_label: str = "value",
+    marks: Mapping[str, int] | None = None,
+) -> Path:
+    """Agents' paths over a field; saves a PNG at ``path`` (atomically, parents created).
+
+    Args:
+        inputs: (n, 2) location coordinates (column 0 on the horizontal axis).
+        values: (n,) the field's value at each location (colour).
+        trajectories: ``{label: location indices}`` in visiting order (indices into ``inputs``),
+            e.g. ``MacroRun.locations``; each drawn as a line with markers, its first location
+            marked as the start. Several labels share the axes (Fig. 4.12: myopic vs
+            nonmyopic); line styles differ so that overlapping paths stay visible.
+        title: figure title (``"trajectories"`` when empty).
+        edges: optional (m, 2) pairs of location indices, drawn as thin grey lines (a graph
+            domain's moves).
+        xlabel, ylabel: axis titles (with their unit, e.g. ``"x (km)"``); ``value_label``: the
+            colour bar's.
+        marks: optional ``{label: location index}``, locations to point out (e.g. a buoy whose
+            reading the agents start with), each a red-edged marker with its legend entry.
+
+    The field is an image when ``inputs`` form a full regular grid (every combination of the
+    distinct, equally spaced coordinates exactly once), else a scatter coloured by value. The
+    legend is below the map, so that it never hides a path.
+
+    Returns the path.
+    """
+    fig = build_trajectory(
+        inputs, values, trajectories, title, edges, xlabel=xlabel, ylabel=ylabel,
+        value_label=value_label, marks=marks,
+    )  # fmt: skip
+    return save_figure(fig, path)

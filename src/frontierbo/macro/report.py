@@ -7,17 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frontierbo.experiments.plots import plot_metric_vs_param
+from frontierbo.experiments.plots import over, plot_metric_vs_param
 from frontierbo.experiments.report import Reproduction, figure_lines, fmt_pm
 from frontierbo.io import markdown_table
 from frontierbo.macro.experiment import (
     DATASETS,
     DEFAULTS,
+    EXPERIMENT_SPECS,
     PUBLISHED,
     QUICK,
     build_specs,
     check_options,
     realization_field,
+    required_inputs,
     run_worker,
     unavailable,
 )
@@ -81,14 +83,29 @@ def csv_rows(result: dict):
 
 
 # -- figures ---------------------------------------------------------------------------------------
+METRIC_LABELS = {
+    "avg_output": "avg output M1 (field units)",
+    "simple_regret": "simple regret M2 (field units)",
+}
+
+
+TITLES = {"avg_output": "avg normalised output", "simple_regret": "simple regret"}
+
+
+def _bars(rows) -> str:
+    """What a figure's error bars are: the standard error over the rows' realizations."""
+    return f"± 1 standard error {over((row['runs'] for row in rows), 'realizations')}"
+
+
 def _curves(key: str, exp: dict, out: Path) -> list[Path]:
     rows = exp["tables"]["main"]["rows"]
     paths = []
-    for metric, ylabel in (("avg_output", "avg normalised output"), ("simple_regret", "regret")):
+    for metric, ylabel in METRIC_LABELS.items():
         series = {row["label"]: (row["n"], *row[f"{metric}_curve"]) for row in rows.values()}
-        title = f"{key.upper()}: {ylabel} vs observations"
+        title = f"{key.upper()}: {TITLES[metric]} vs observations"
         path = out / f"fig_{key}_{metric}.png"
-        paths.append(plot_metric_vs_param(series, path, title, "observations n", ylabel))
+        bars = _bars(rows.values())
+        paths.append(plot_metric_vs_param(series, path, title, "observations n", ylabel, bars=bars))
     return paths
 
 
@@ -113,24 +130,37 @@ def _beta_figure(key: str, exp: dict, out: Path) -> list[Path]:
         return []
     path = out / f"fig_{key}_beta.png"
     title = f"{key.upper()}: avg normalised output vs β"
-    return [plot_metric_vs_param(series, path, title, "β", "avg normalised output")]
+    bars = _beta_bars(exp)
+    ylabel = METRIC_LABELS["avg_output"]
+    return [plot_metric_vs_param(series, path, title, "β (exploration weight)", ylabel, bars=bars)]
+
+
+def _beta_bars(exp: dict) -> str:
+    return _bars([row for rows in _beta_rows(exp).values() for row in rows])
 
 
 def _trajectory_figure(result: dict, exp: dict, out: Path) -> list[Path]:
-    from frontierbo.macro.plots import plot_trajectory
+    from frontierbo.experiments.plots import save_figure
+    from frontierbo.macro.plots import build_trajectory
 
     ds = realization_field("plankton", exp["realization"], result["seed"], kappa=2)
     labels = {"eps-h4-n1@k2-buoy": "ε-Macro-BO H=4, N=1", "db-gp-ucb@k2-buoy": "DB-GP-UCB"}
     trajectories = {labels.get(k, k): v for k, v in exp["trajectories"].items()}
     path = out / "fig_e5_trajectories.png"
-    title = "E5: plankton realization 0, κ = 2, buoy at cell (5, 5)"
-    return [plot_trajectory(ds.domain.inputs, ds.values, trajectories, path, title=title)]
+    buoy = EXPERIMENT_SPECS["e5"].tables["main"][0][1].buoy  # a cell (row, col) known at start
+    title = f"E5: plankton realization {exp['realization']}, κ = 2, buoy at cell {buoy}"
+    fig = build_trajectory(
+        ds.domain.inputs, ds.values, trajectories, title, xlabel="x (km)", ylabel="y (km)",
+        value_label="plankton density (field value)",
+        marks={f"buoy, cell {buoy} (known at start)": ds.domain.cell(*buoy)},
+    )  # fmt: skip
+    return [save_figure(fig, path)]
 
 
 def _time_figure(exp: dict, out: Path) -> list[Path]:
     rows = exp["tables"]["main"]["rows"]
     paths = []
-    for metric, ylabel in (("avg_output", "avg normalised output"), ("simple_regret", "regret")):
+    for metric, ylabel in METRIC_LABELS.items():
         series = {
             row["label"]: (
                 [max(row["seconds_per_iteration"][0], 1e-4)],
@@ -139,9 +169,11 @@ def _time_figure(exp: dict, out: Path) -> list[Path]:
             for row in rows.values()
         }
         path = out / f"fig_e6_{metric}_vs_time.png"
-        title = f"E6: {ylabel} after 20 observations vs time"
+        title = f"E6: {TITLES[metric]} at n = 20 vs time"
+        xlabel = "planning time per iteration (s, log scale)"
+        bars = _bars(rows.values())
         paths.append(
-            plot_metric_vs_param(series, path, title, "seconds per iteration", ylabel, log_x=True)
+            plot_metric_vs_param(series, path, title, xlabel, ylabel, log_x=True, bars=bars)
         )
     return paths
 
@@ -157,6 +189,24 @@ def write_figures(result: dict, out: Path) -> list[Path]:
         if key == "e6":
             paths += _time_figure(exp, out)
     return paths
+
+
+def figure_captions(result: dict) -> dict[str, str]:
+    """report.md's caption of each figure with error bars, by file name."""
+    captions = {}
+    for key, exp in result["experiments"].items():
+        if key == "e5":
+            continue
+        bars = f"Error bars: {_bars(exp['tables']['main']['rows'].values())}."
+        captions.update({f"fig_{key}_{metric}.png": bars for metric in METRIC_LABELS})
+        if _beta_rows(exp):
+            captions[f"fig_{key}_beta.png"] = (
+                f"Error bars: {_beta_bars(exp)} (ours); the thesis's published standard errors "
+                "(thesis)."
+            )
+        if key == "e6":
+            captions.update({f"fig_e6_{metric}_vs_time.png": bars for metric in METRIC_LABELS})
+    return captions
 
 
 # -- report.md -------------------------------------------------------------------------------------
@@ -270,7 +320,7 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         if key == "e5":
             lines += _e5_text(exp)
     lines += ["## Notes", ""] + [f"- {note}" for note in NOTES] + [""]
-    lines += figure_lines(figures)
+    lines += figure_lines(figures, captions=figure_captions(result))
     return "\n".join(lines) + "\n"
 
 
@@ -290,4 +340,5 @@ REPRODUCTION = Reproduction(
     check=check_options,
     published=PUBLISHED,
     unavailable=unavailable,
+    inputs=required_inputs,
 )

@@ -36,7 +36,7 @@ PAPER_S50 = {(k if k == NON_PRIVATE else float(k)): v for k, v in PUBLISHED["dem
 
 def demo(out: Path, runs: int = 20, n_jobs: int = 1, seed: int = 0, progress: bool = True) -> str:
     """Run the demo into ``out`` (resumable); return the printed table."""
-    from frontierbo.experiments.plots import plot_regret_curves
+    from frontierbo.experiments.plots import over, plot_regret_curves
     from frontierbo.experiments.store import lock_directory
     from frontierbo.io import check_out_dir
     from frontierbo.po.problems.synthetic import synthetic_gp_grid
@@ -53,7 +53,13 @@ def demo(out: Path, runs: int = 20, n_jobs: int = 1, seed: int = 0, progress: bo
             (f"PO-GP-UCB eps=e^{le:g}", c["branch"], f"{c['omega']:.0f}", "10", key, PAPER_S50[le])
         )
     curves = {label: _curve(summary["configs"][key]) for label, *_, key, _ in rows}
-    plot = plot_regret_curves(curves, out / "demo_simple_regret.png", "Synthetic GP, r = 10")
+    plot = plot_regret_curves(
+        curves,
+        out / "demo_simple_regret.png",
+        f"Synthetic GP, r = 10, {runs} runs",
+        ylabel="simple regret S_t (objective units)",
+        band=f"± 1 standard error {over([runs])}",
+    )
     lines = [
         f"Synthetic GP, 100x100 grid, T = {DEMO.iterations}, {runs} runs (sigma_min = "
         f"{summary['sigma_min']:.2f})",

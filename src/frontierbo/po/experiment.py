@@ -259,6 +259,33 @@ def build_specs(options: Options) -> list[RunSpec]:
     return specs
 
 
+def required_inputs(options: Options) -> list:
+    """The data files the chosen real datasets read (checked before anything runs); their
+    documented substitutes stand in without them. None with a ``problem_factory`` of the
+    caller's, which builds the problems itself."""
+    from frontierbo.data import Input
+    from frontierbo.po.problems.loan import LOAN_FILE
+    from frontierbo.po.problems.property import URA_FILE
+
+    if options["problem_factory"] is not None:
+        return []
+    real = {
+        "loan": Input(
+            "loan applications (loan)",
+            (LOAN_FILE,),
+            "the calibrated LendingClub-like substitute "
+            "(docs/decisions.md#po-gp-ucb-loan-substitute-data)",
+        ),
+        "property": Input(
+            "private property prices (property)",
+            (URA_FILE,),
+            "the 15-cluster substitute with GP-drawn prices "
+            "(docs/decisions.md#po-gp-ucb-property-data-from-the-ura-file)",
+        ),
+    }
+    return [real[name] for name in options.datasets if name in real]
+
+
 def _default_factory(seed: int, geometry: str = "authors"):
     from frontierbo.po.problems import get_problem
 

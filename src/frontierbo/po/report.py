@@ -26,6 +26,7 @@ from frontierbo.po.experiment import (
     config_key,
     final,
     header,
+    required_inputs,
     run_worker,
     summarise,
 )
@@ -172,19 +173,28 @@ def write_figures(result: dict, out: Path) -> list[Path]:
     paths = []
     for name, s in result["datasets"].items():
         setup, cfg = SETUPS[name], s["configs"]
-        short, y = setup.title.split(" (")[0], f"simple regret S_{setup.iterations}"
+        short = setup.title.split(" (")[0]
+        y = f"simple regret S_{setup.iterations} (objective units)"
+        band = _band(s)
         curves = {"GP-UCB (non-private)": _curve(cfg[NON_PRIVATE])}
         for le in sorted(setup.sweep_log_eps, reverse=True):
             curves[f"PO-GP-UCB eps=e^{le:g}"] = _curve(cfg[config_key(PO, le, setup.sweep_r)])
         title = f"{setup.title}, r={setup.sweep_r}"
-        paths.append(plot_regret_curves(curves, out / f"fig_{name}_eps_sweep.png", title))
+        path = out / f"fig_{name}_eps_sweep.png"
+        paths.append(
+            plot_regret_curves(
+                curves, path, title, ylabel="simple regret S_t (objective units)", band=band
+            )
+        )
         series = {}
         for table in setup.tables:
             finals = [_final(s, PO, table.log_eps, r) for r in table.paper]
             series[f"eps=e^{table.log_eps:g}"] = (list(table.paper), *zip(*finals, strict=True))
         path = out / f"fig_{name}_r_sweep.png"
         title = f"{short}: S_{setup.iterations} vs r"
-        paths.append(plot_metric_vs_param(series, path, title, "projection dimension r", y))
+        paths.append(
+            plot_metric_vs_param(series, path, title, "projection dimension r", y, bars=band)
+        )
         rows = list(privacy_rows(s, setup))
         x = [row[0] for row in rows]
         series = {"GP-UCB (non-private)": (x, *([value] * len(x) for value in rows[0][1]))}
@@ -197,8 +207,26 @@ def write_figures(result: dict, out: Path) -> list[Path]:
             series[label] = (x, [row[2 + j][0] for row in rows], [row[2 + j][1] for row in rows])
         path = out / f"fig_{name}_privacy_utility.png"
         title = f"{short}: privacy vs utility"
-        paths.append(plot_metric_vs_param(series, path, title, "log epsilon", y))
+        xlabel = "log epsilon (natural log of the privacy level)"
+        paths.append(plot_metric_vs_param(series, path, title, xlabel, y, bars=band))
     return paths
+
+
+def _band(s: dict) -> str:
+    """What a dataset's shaded bands and error bars are."""
+    from frontierbo.experiments.plots import over
+
+    return f"± 1 standard error {over(c['n_runs'] for c in s['configs'].values())}"
+
+
+def figure_captions(result: dict) -> dict[str, str]:
+    """report.md's caption of each figure, by file name."""
+    captions = {}
+    for name, s in result["datasets"].items():
+        captions[f"fig_{name}_eps_sweep.png"] = f"Shaded: {_band(s)}."
+        for kind in ("r_sweep", "privacy_utility"):
+            captions[f"fig_{name}_{kind}.png"] = f"Error bars: {_band(s)}."
+    return captions
 
 
 def _curve(config: dict):
@@ -242,7 +270,7 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         "",
     ]
     lines += ["## Ambiguities resolved", ""] + [f"- {a}" for a in AMBIGUITIES] + [""]
-    return "\n".join(lines + figure_lines(figures) + [""])
+    return "\n".join(lines + figure_lines(figures, captions=figure_captions(result)) + [""])
 
 
 def _dataset_section(s: dict, setup: DatasetSetup) -> list[str]:
@@ -382,4 +410,5 @@ REPRODUCTION = Reproduction(
     published=PUBLISHED,
     header=header,
     check=check_options,
+    inputs=required_inputs,
 )

@@ -280,16 +280,43 @@ def check_options(params: dict) -> dict:
 def resolve_source(params: dict) -> dict:
     """``source="auto"``: the reference file when present, else the project's draws (and
     ``source_note`` says so); ``"reference"`` without the file fails here, before any run."""
-    from frontierbo.data import data_available, resolve_data_path
+    from frontierbo.data import Input, check_inputs, data_available
     from frontierbo.quantum.features import REFERENCE_FILE
 
     source, note = params["source"], params.get("source_note")
     if source == "auto":
         source = "reference" if data_available(REFERENCE_FILE) else "generated"
         note = None if source == "reference" else SOURCE_SUBSTITUTE
-    elif source == "reference":
-        resolve_data_path(REFERENCE_FILE)  # FileNotFoundError naming the places searched
+    elif source == "reference":  # FileNotFoundError naming the places searched and the fix
+        check_inputs([Input(REFERENCE_INPUT, (REFERENCE_FILE,))])
     return {**params, "source": source, "source_note": note}
+
+
+#: What reads the authors' synthetic function and RFF draws, as messages name it.
+REFERENCE_INPUT = "the synthetic settings (--source reference)"
+
+
+def required_inputs(options: Options) -> list:
+    """The data files the chosen settings read (checked before anything runs): the Pima file
+    of the AutoML settings, and the authors' synthetic function and RFF draws (``--source
+    reference``, or ``auto`` where the project's own draws stand in without them)."""
+    from frontierbo.data import Input
+    from frontierbo.quantum.automl import PIMA_FILE
+    from frontierbo.quantum.features import REFERENCE_FILE
+
+    inputs = []
+    if any(key.startswith("automl") for key in options.datasets):
+        inputs.append(Input("the AutoML settings", (PIMA_FILE,)))
+    synthetic = options["shape"] or any(k.startswith("synthetic") for k in options.datasets)
+    if synthetic and options["source"] == "reference":
+        inputs.append(Input(REFERENCE_INPUT, (REFERENCE_FILE,)))
+    elif synthetic and options.params.get("source_note"):  # "auto" fell back to "generated"
+        generated = (
+            "the project's own seeded GP function and RFF draws (`--source generated`, "
+            "docs/decisions.md#quantum-bo-generated-synthetic-function)"
+        )
+        inputs.append(Input("the synthetic settings", (REFERENCE_FILE,), generated))
+    return inputs
 
 
 def build_specs(options: Options) -> list[RunSpec]:
