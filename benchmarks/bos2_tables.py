@@ -168,12 +168,13 @@ def queries(records: list[dict], method: str) -> list[int | None]:
 def with_cheap(runs: dict, cheap: dict) -> dict:
     """``runs`` with the cheap attacks' records of the same instances added where it has none.
 
-    A record is added only under the range mode of the instance's GP records: a ``clip`` store of
-    the cheap attacks says nothing about ``rescale`` instances."""
+    A record that follows a range mode (PGD's) is added only under the range mode of the
+    instance's GP records: a ``clip`` PGD run says nothing about ``rescale`` instances. GenAttack,
+    ZOO and AutoZOOM clip in both, and their records carry no range mode."""
     for key, methods in runs.items():
-        modes = {r["config"]["range_mode"] for r in methods.values()}
+        modes = {r["config"].get("range_mode") for r in methods.values()} - {None}
         for method, record in cheap.get(key, {}).items():
-            if record["config"]["range_mode"] in modes:
+            if record["config"].get("range_mode", next(iter(modes), None)) in modes:
                 methods.setdefault(method, record)
     return runs
 
@@ -353,7 +354,8 @@ def main() -> None:
     earlier = json.loads(Path(args.earlier).read_text(encoding="utf-8")) if args.earlier else None
     for name, path, dataset in map(parse_source, args.sources):
         runs, title = stored(path, dataset), TITLES.get(name, name)
-        order = list(chosen_images(dataset, args.seed))
+        victim = next(iter(next(iter(runs.values())).values()))["config"]["victim"]
+        order = list(chosen_images(victim, args.seed))
         runs = in_run_order(runs, order)
         if args.cheap:
             runs = with_cheap(runs, stored(args.cheap, dataset))

@@ -32,7 +32,7 @@ Run: ``python benchmarks/bos2_variants.py --store records/bos2/bos2-mnist-rescal
 --variant fixed-18 --images 1813 2391 --out bos2_variants.json`` (needs the ``attack`` extra;
 ``--store`` is a store folder or its ``runs.jsonl``); ``--instances N``
 takes the store's first N instances instead of whole images; ``--profile paper`` runs the variant
-with the paper profile's perturbation GP (results under ``variant@paper``).
+with the full fitting's perturbation GP (results under ``variant@full``).
 """
 
 from __future__ import annotations
@@ -73,24 +73,24 @@ def stored(store: str, dataset: str = "mnist") -> dict:
     return out
 
 
-def build(variant: str, profile: str, dataset: str = "mnist"):
+def build(variant: str, fitting: str, dataset: str = "mnist"):
     from frontierbo.attack.experiment import build_attack
 
     change = dict(VARIANTS[variant])
-    attack = build_attack("bos2", dataset, profile, groups=change.pop("n_groups", None))
+    attack = build_attack("bos2", dataset, fitting, groups=change.pop("n_groups", None))
     if "beta_sqrt" in change:
         perturbation = dataclasses.replace(attack.perturbation, beta_sqrt=change.pop("beta_sqrt"))
         attack = dataclasses.replace(attack, perturbation=perturbation)
     return dataclasses.replace(attack, **change)
 
 
-def run_one(variant: str, record: dict, profile: str | None) -> dict:
+def run_one(variant: str, record: dict, fitting: str | None) -> dict:
     from frontierbo.attack.experiment import CHANNELS, run_worker
     from frontierbo.attack.resize import side_of
     from frontierbo.experiments.runner import RunSpec
 
     c = record["config"]
-    attack = build(variant, profile or c["profile"], c["dataset"])
+    attack = build(variant, fitting or c["fitting"], c["dataset"])
     out = run_worker(RunSpec(record["run_id"], c, record["seed"]), attack=attack)
     channels = CHANNELS[c["dataset"]]
     return {"success": out["success"], "queries": out["queries"], "seconds": round(out["seconds"], 1),
@@ -166,16 +166,16 @@ def main() -> None:
     ap.add_argument("--dataset", choices=("mnist", "cifar10"), default="mnist",
                     help="whose records of the store to use (one --out per dataset)")  # fmt: skip
     ap.add_argument("--table", nargs="+", metavar="NAME",
-                    help="run nothing: tabulate these results of --out (e.g. fixed-18 fixed-18@paper)")  # fmt: skip
+                    help="run nothing: tabulate these results of --out (e.g. fixed-18 fixed-18@full)")  # fmt: skip
     ap.add_argument("--images", type=int, nargs="+", help="whole images of the store")
     ap.add_argument("--instances", type=int, default=18, help="else the store's first N")
-    ap.add_argument("--profile", choices=("paper", "scalable"),
-                    help="the perturbation GP's profile (default: the store's)")  # fmt: skip
+    ap.add_argument("--fitting", choices=("full", "scalable"),
+                    help="the perturbation GP's fitting (default: the store's)")  # fmt: skip
     ap.add_argument("--out", default="bos2_variants.json")
     args = ap.parse_args()
     if not args.table and not args.variant:
         ap.error("give --variant to run one, or --table to tabulate results")
-    name = f"{args.variant}@{args.profile}" if args.profile else args.variant
+    name = f"{args.variant}@{args.fitting}" if args.fitting else args.variant
     runs = stored(args.store, args.dataset)
     keys = instances(runs, args.images, args.instances)
     done = load(args.out)
@@ -185,7 +185,7 @@ def main() -> None:
     for image, target in keys:
         key = f"{image}/{target}"
         if key not in done.setdefault(name, {}):
-            done[name][key] = run_one(args.variant, runs[(image, target)]["bos2"], args.profile)
+            done[name][key] = run_one(args.variant, runs[(image, target)]["bos2"], args.fitting)
             save(args.out, name, key, done[name][key])
         print(key, done[name][key], flush=True)
     report(runs, keys, done, [name])

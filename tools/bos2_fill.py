@@ -90,7 +90,9 @@ def main(argv=None) -> None:
     ap.add_argument("--store", required=True, type=Path, help="the runs.jsonl to fill")
     ap.add_argument("--jobs", type=int, default=-1, help="worker processes (-1: all cores)")
     ap.add_argument("--dataset", default="mnist", choices=["mnist", "cifar10"])
-    ap.add_argument("--range-mode", default="clip", choices=["clip", "rescale"])
+    ap.add_argument("--profile", default="paper", choices=["paper", "reference"])
+    ap.add_argument("--fitting", default="scalable", choices=["full", "scalable"])
+    ap.add_argument("--mnist-victim", default="mnist", choices=["mnist", "mnist-10k"])
     ap.add_argument("--methods", nargs="+", default=["bos2", "bayesopt", "bos2-nostop"])
     ap.add_argument("--skip-unreachable", type=Path, metavar="CHEAP_STORE")
     ap.add_argument("--attempts", type=Path, help="log of run starts (see above)")
@@ -100,7 +102,8 @@ def main(argv=None) -> None:
         help="also start runs the --attempts log says an earlier lease cut off",
     )
     args = ap.parse_args(argv)
-    params = dict(DEFAULTS, methods=args.methods, profile="scalable", range_mode=args.range_mode)
+    params = dict(DEFAULTS, methods=args.methods, profile=(args.profile,), fitting=args.fitting,
+                  mnist_victim=args.mnist_victim)  # fmt: skip
     options = Options(args.store.parent, (args.dataset,), False, None, 0, check_options(params))
     skip = unreachable(args.skip_unreachable, args.dataset) if args.skip_unreachable else set()
     store = ResultStore(args.store)

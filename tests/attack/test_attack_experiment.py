@@ -34,7 +34,38 @@ def mnist_images():
 def test_instance_targets_are_the_other_nine_classes():
     assert instance_targets(3, 9) == [4, 5, 6, 7, 8, 9, 0, 1, 2]
     assert instance_targets(9, 2) == [0, 1]
-    assert run_id("mnist", 12, 4, "bos2") == "mnist/i12/t4/bos2"
+    assert run_id("mnist", 12, 4, "zoo", {}) == "mnist/i12/t4/zoo"
+    settings = {"range_mode": "rescale", "fitting": "full"}
+    assert run_id("mnist-10k", 12, 4, "bos2", settings) == "mnist-10k/i12/t4/bos2/rescale-full"
+
+
+def test_method_settings_store_only_what_changes_the_run_and_profiles_share_the_rest():
+    from frontierbo.attack.experiment import method_settings, serves
+
+    assert method_settings("zoo", "paper", "full") == {}
+    assert method_settings("zoo", "reference", "scalable") == {}
+    assert method_settings("pgd", "reference", "fast") == {"range_mode": "rescale"}
+    assert method_settings("bos2", "paper", "scalable") == {
+        "range_mode": "clip",
+        "fitting": "scalable",
+    }
+    assert method_settings("genattack", "reference", "full") == {"genattack": "readme"}
+    assert method_settings("genattack", "paper", "full") == {"genattack": "code-defaults"}
+    zoo = {"method": "zoo"}
+    assert serves(zoo, "paper") and serves(zoo, "reference")
+    bos2 = {"method": "bos2", "range_mode": "rescale", "fitting": "full"}
+    assert serves(bos2, "reference") and not serves(bos2, "paper")
+    assert not serves({"method": "genattack", "genattack": "code-defaults"}, "reference")
+
+
+def test_genattack_readme_settings_reach_the_attack():
+    attack = build_attack("genattack", "mnist", "full", genattack="readme")
+    assert (attack.population, attack.mutation_rate, attack.alpha) == (4, 0.30, 0.5)
+    assert (attack.adaptive, attack.temperature) == (False, 0.1)
+    attack = build_attack("genattack", "cifar10", "full", genattack="readme")
+    assert (attack.population, attack.mutation_rate, attack.alpha) == (4, 0.05, 0.25)
+    default = build_attack("genattack", "mnist", "full")
+    assert (default.population, default.mutation_rate, default.adaptive) == (6, 0.005, True)
 
 
 def test_method_row_counts_over_successful_instances_only():
@@ -130,8 +161,8 @@ def test_counted_queries_leave_out_the_free_initial_queries_and_never_go_negativ
 
 def test_check_options_names_the_bad_option():
     good = {
-        "methods": ("bos2",), "profile": "paper", "budget": 900, "targets": 9,
-        "range_mode": "clip",
+        "methods": ("bos2",), "profile": ("paper",), "budget": 900, "targets": 9,
+        "fitting": "full", "mnist_victim": "mnist",
     }  # fmt: skip
     assert check_options({**good, "count_init_in_budget": 1})["count_init_in_budget"] is True
     with pytest.raises(ValueError, match="--methods"):
@@ -140,8 +171,16 @@ def test_check_options_names_the_bad_option():
         check_options({**good, "budget": 20, "count_init_in_budget": True})
     with pytest.raises(ValueError, match="--targets"):
         check_options({**good, "targets": 10, "count_init_in_budget": True})
-    with pytest.raises(ValueError, match="--range-mode"):
-        check_options({**good, "range_mode": "wrap", "count_init_in_budget": True})
+    with pytest.raises(ValueError, match="--profile scalable is now --fitting scalable"):
+        check_options({**good, "profile": ("scalable",), "count_init_in_budget": True})
+    with pytest.raises(ValueError, match=r"--profile must be among \['paper', 'reference'\]"):
+        check_options({**good, "profile": ("thesis",), "count_init_in_budget": True})
+    with pytest.raises(ValueError, match="--fitting"):
+        check_options({**good, "fitting": "paper", "count_init_in_budget": True})
+    with pytest.raises(ValueError, match="--mnist-victim"):
+        check_options({**good, "mnist_victim": "cw", "count_init_in_budget": True})
+    both = check_options({**good, "profile": "reference", "count_init_in_budget": True})
+    assert both["profile"] == ("reference",)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -170,7 +209,7 @@ def test_attack_command_with_one_group(cli, tmp_path):
     base = [
         "attack", "--model", weights_dir() / "mnist_cw.pt", "--architecture", "cw-mnist",
         "--images", tmp_path / "imgs.npz", "--target-class", str((labels[0] + 1) % 10),
-        "--queries", "40", "--profile", "fast", "--groups", "1",
+        "--queries", "40", "--fitting", "fast", "--groups", "1",
     ]  # fmt: skip
     status, _, err = cli([*base, "--out", tmp_path / "out"])
     assert status == 0, err
@@ -209,19 +248,24 @@ def test_attack_command_on_a_user_state_dict(cli, tmp_path):
 def test_summary_rows_use_the_options_datasets_and_methods(tmp_path):
     from frontierbo.attack.summary import summarise
 
+    def config(mode):
+        return {"dataset": "mnist", "method": "bos2", "range_mode": mode, "fitting": "full"}
+
     records = [
-        {"config": {"dataset": "mnist", "method": "bos2"}, "success": True, "queries": 50,
-         "seconds": 1.0},
-        {"config": {"dataset": "mnist", "method": "bos2"}, "success": False, "queries": 100,
-         "seconds": 1.0},
+        {"config": config("clip"), "success": True, "queries": 50, "seconds": 1.0},
+        {"config": config("clip"), "success": False, "queries": 100, "seconds": 1.0},
+        {"config": config("rescale"), "success": True, "queries": 70, "seconds": 1.0},
     ]  # fmt: skip
     options = Options(
         out=tmp_path, datasets=("mnist",), quick=False, runs=None, seed=0,
-        params={"methods": ("bos2",), "budget": 900, "profile": "paper",
-                "count_init_in_budget": True, "range_mode": "clip"},
+        params={"methods": ("bos2",), "budget": 900, "profile": ("paper", "reference"),
+                "fitting": "full", "count_init_in_budget": True, "mnist_victim": "mnist"},
     )  # fmt: skip
     result = summarise(records, options)
-    assert result["tables"]["mnist"]["bos2"]["asr"] == 50.0
+    assert result["profiles"]["paper"]["tables"]["mnist"]["bos2"]["asr"] == 50.0
+    assert result["profiles"]["reference"]["tables"]["mnist"]["bos2"]["asr"] == 100.0
+    assert result["tables"] == result["profiles"]["paper"]["tables"]  # the figures' profile
+    assert result["victims"] == {"mnist": "mnist"}
 
 
 def test_figures_are_written_for_tables_and_examples(tmp_path):
@@ -258,9 +302,12 @@ def test_range_mode_reaches_the_oracle_of_the_methods_that_follow_it(monkeypatch
         return base.AttackResult(False, 0, None, float("-inf"), "gave-up")
 
     monkeypatch.setattr(base, "execute", spy)
+    from frontierbo.attack.experiment import method_settings
+
     config = {
-        "dataset": "mnist", "image": 0, "label": 7, "target": 1, "method": method,
-        "budget": 50, "profile": "fast", "count_init_in_budget": True, "range_mode": "rescale",
+        "dataset": "mnist", "victim": "mnist", "image": 0, "label": 7, "target": 1,
+        "method": method, "budget": 50, "count_init_in_budget": True,
+        **method_settings(method, "reference", "fast"),
     }  # fmt: skip
     record = run_worker(RunSpec("mnist/i0/t1/" + method, config, 0))
     assert seen == {"mode": expected, "budget": 50} and record["success"] is False
@@ -281,8 +328,9 @@ def test_mnist_instances_fall_back_to_foolboxs_test_images(monkeypatch, tmp_path
     assert experiment.image_source("mnist") == experiment.MNIST_SUBSTITUTE
     assert "substitute" in experiment.image_source("mnist")
     result = {
-        "paper": "p", "budget": 100, "profile": "fast", "count_init_in_budget": True,
-        "range_mode": "clip", "images": {"mnist": experiment.MNIST_SUBSTITUTE},
-        "tables": {}, "checks": {}, "difficulty": {},
+        "paper": "p", "budget": 100, "profile": ["reference"], "fitting": "fast",
+        "count_init_in_budget": True, "victims": {"mnist": "mnist"},
+        "images": {"mnist": experiment.MNIST_SUBSTITUTE},
+        "profiles": {"reference": {"tables": {}, "checks": {}, "difficulty": {}}},
     }  # fmt: skip
     assert f"**mnist instances**: {experiment.MNIST_SUBSTITUTE}" in report_markdown(result, [])

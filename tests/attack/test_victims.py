@@ -250,16 +250,69 @@ needs_mnist = pytest.mark.skipif(
 
 
 @needs_mnist
-def test_shipped_mnist_victim_accuracy_on_the_full_test_set():
+@pytest.mark.parametrize(
+    "name, floor", [("mnist", 0.993), ("mnist-10k", 0.98)]
+)  # the C&W victim of the thesis (its authors' weights), and ours trained on 10 000 images
+def test_shipped_mnist_victims_accuracy_on_the_full_test_set(name, floor):
     from frontierbo.attack.data import load_mnist
 
     images, labels = load_mnist("test")
-    victim = V.load_victim("mnist")
+    victim = V.load_victim(name)
     accuracy = victim.accuracy(images, labels)
     assert victim.num_classes == 10
-    assert accuracy >= 0.98
+    assert accuracy >= floor
     # the manifest records the same number
-    assert accuracy == pytest.approx(MANIFEST["mnist_cw.pt"]["accuracy"]["value"], abs=1e-4)
+    filename = V.BUILTIN_VICTIMS[name][1]
+    assert accuracy == pytest.approx(MANIFEST[filename]["accuracy"]["value"], abs=1e-4)
+
+
+CW_H5 = "attack/cw_mnist.h5"
+
+
+def _keras_forward(h5_path, x: np.ndarray) -> np.ndarray:
+    """The C&W Keras model's logits computed in numpy the Keras way (NHWC, valid
+    cross-correlation, 2x2 max pools, NHWC flatten): the oracle of the port."""
+    import h5py
+
+    with h5py.File(h5_path, "r") as h5:
+        w = {k: {n: np.array(v) for n, v in h5["model_weights"][k][k].items()}
+             for k in ("conv2d_1", "conv2d_2", "conv2d_3", "conv2d_4",
+                       "dense_1", "dense_2", "dense_3")}  # fmt: skip
+
+    def conv(a, layer):
+        kernel, bias = w[layer]["kernel:0"], w[layer]["bias:0"]
+        windows = np.lib.stride_tricks.sliding_window_view(a, (3, 3), axis=(1, 2))
+        return np.maximum(np.einsum("nhwcij,ijco->nhwo", windows, kernel) + bias, 0)
+
+    def pool(a):
+        n, h, wd, c = a.shape
+        return a[:, : h // 2 * 2, : wd // 2 * 2].reshape(n, h // 2, 2, wd // 2, 2, c).max((2, 4))
+
+    a = pool(conv(conv(x.astype(np.float64), "conv2d_1"), "conv2d_2"))
+    a = pool(conv(conv(a, "conv2d_3"), "conv2d_4")).reshape(len(x), -1)
+    a = np.maximum(a @ w["dense_1"]["kernel:0"] + w["dense_1"]["bias:0"], 0)
+    a = np.maximum(a @ w["dense_2"]["kernel:0"] + w["dense_2"]["bias:0"], 0)
+    return a @ w["dense_3"]["kernel:0"] + w["dense_3"]["bias:0"]
+
+
+@pytest.mark.skipif(not data_available(CW_H5), reason=f"shared {CW_H5} not found")
+def test_cw_mnist_port_gives_the_keras_models_logits_and_the_shipped_weights(tmp_path):
+    from frontierbo.attack.keras_port import port_cw_mnist
+    from frontierbo.data import resolve_data_path
+
+    h5 = resolve_data_path(CW_H5)
+    state = port_cw_mnist(h5)
+    shipped = V.load_state_dict(V.weights_dir() / V.BUILTIN_VICTIMS["mnist"][1])
+    assert state.keys() == shipped.keys()
+    assert all(torch.equal(state[k], shipped[k]) for k in state)  # the shipped file is this port
+    x = np.random.default_rng(3).uniform(-0.5, 0.5, (4, 28, 28, 1))
+    np.testing.assert_allclose(
+        V.load_victim("mnist").logits(x), _keras_forward(h5, x), rtol=1e-4, atol=1e-4
+    )
+    with h5py.File(tmp_path / "empty.h5", "w"):
+        pass
+    with pytest.raises(ValueError, match="not a Keras HDF5 model file"):
+        port_cw_mnist(tmp_path / "empty.h5")
 
 
 def test_shipped_cifar_victim_classifies_the_20_foolbox_images():
@@ -274,9 +327,9 @@ def test_shipped_cifar_victim_classifies_the_20_foolbox_images():
 
 def test_corrupted_or_missing_shipped_weights_are_clear_errors(tmp_path, monkeypatch):
     shutil.copy(V.weights_dir() / "manifest.json", tmp_path / "manifest.json")
-    data = bytearray((V.weights_dir() / "mnist_cw.pt").read_bytes())
+    data = bytearray((V.weights_dir() / "mnist_cw_authors.pt").read_bytes())
     data[100] ^= 0xFF
-    (tmp_path / "mnist_cw.pt").write_bytes(bytes(data))
+    (tmp_path / "mnist_cw_authors.pt").write_bytes(bytes(data))
     monkeypatch.setattr(V, "weights_dir", lambda: tmp_path)
     with pytest.raises(ValueError, match="sha256 mismatch"):
         V.load_victim("mnist")
@@ -286,25 +339,6 @@ def test_corrupted_or_missing_shipped_weights_are_clear_errors(tmp_path, monkeyp
         V.load_victim("imagenet")
 
 
-def test_user_classifier_from_a_state_dict_or_a_full_module(tmp_path):
-    torch.manual_seed(3)
-    module = nets.CWMnistNet().eval()
-    torch.save(module.state_dict(), tmp_path / "state.pt")
-    torch.save(module, tmp_path / "module.pt")
-    x = np.random.default_rng(3).uniform(-0.5, 0.5, (5, 28, 28, 1))
-    expected = V.Victim(module, (28, 28, 1))(x)
-    from_state = V.load_torch_classifier(tmp_path / "state.pt", "cw-mnist")
-    from_module = V.load_torch_classifier(tmp_path / "module.pt", input_shape=(28, 28, 1))
-    np.testing.assert_allclose(from_state(x), expected, atol=1e-12)
-    np.testing.assert_allclose(from_module(x), expected, atol=1e-12)
-    with pytest.raises(ValueError, match="input_shape"):
-        V.load_torch_classifier(tmp_path / "module.pt")
-    with pytest.raises(TypeError, match="not an nn.Module"):
-        V.load_torch_classifier(tmp_path / "state.pt", input_shape=(28, 28, 1))
-    with pytest.raises(ValueError, match="architecture must be one of"):
-        V.load_torch_classifier(tmp_path / "state.pt", "resnet")
-
-
 @pytest.mark.slow
 @needs_mnist
 def test_training_is_seeded(tmp_path):
@@ -312,3 +346,16 @@ def test_training_is_seeded(tmp_path):
     second = training.train_mnist_victim(tmp_path / "b", seed=5, epochs=1, progress=False)
     assert first["sha256"] == second["sha256"] and first["epochs"] == 1
     assert first["test_accuracy"] > 0.3  # one epoch of the C&W recipe: about 0.6
+
+
+@pytest.mark.skipif(not data_available(CW_H5), reason=f"shared {CW_H5} not found")
+def test_port_victim_command_remakes_the_shipped_mnist_weights_byte_for_byte(cli, tmp_path):
+    from frontierbo.data import resolve_data_path
+
+    status, text, err = cli(["attack", "port-victim", resolve_data_path(CW_H5), "--out", tmp_path])
+    assert status == 0, err
+    made = json.loads(text)
+    assert made["sha256"] == MANIFEST["mnist_cw_authors.pt"]["sha256"]
+    assert made["source_sha256"] == MANIFEST["mnist_cw_authors.pt"]["made_by"]["source_h5_sha256"]
+    status, _, err = cli(["attack", "port-victim", tmp_path / "nothere.h5", "--out", tmp_path])
+    assert status == 2 and "no such file" in err

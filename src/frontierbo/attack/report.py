@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib import rc_context
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from frontierbo.attack.experiment import (
@@ -21,6 +20,7 @@ from frontierbo.attack.experiment import (
     QUICK,
     build_specs,
     check_options,
+    required_inputs,
     run_worker,
     unavailable,
 )
@@ -30,9 +30,15 @@ from frontierbo.attack.summary import (
     published_row,
     summarise,
 )
-from frontierbo.experiments.plots import DPI, STYLE
+from frontierbo.experiments.plots import (
+    LINESTYLES,
+    STYLE,
+    integer_ticks,
+    new_figure,
+    place_legend,
+    save_figure,
+)
 from frontierbo.experiments.report import Reproduction, figure_lines
-from frontierbo.experiments.store import atomic_output
 from frontierbo.io import markdown_table
 
 NOTES = [
@@ -40,10 +46,16 @@ NOTES = [
     "max / mean / median: queries to success over the successful instances. The 30 initial "
     "queries of BOS² and BayesOpt count (Algorithm 5 leaves this open) unless "
     "count_init_in_budget is False.",
-    "Victims: MNIST, the C&W architecture trained here on the first 10 000 training images "
-    "(the thesis's was trained on all 60 000); CIFAR-10, the pretrained Keras CNN of the "
-    "cifar-10-model wheel ported to torch (not the C&W architecture; raw 0-255 input, ReLU "
-    "on the logits). The attack space is pixel/255 - 0.5 for both.",
+    "Victims: MNIST `mnist`, the C&W CNN with the weights the BayesOpt attack's and AutoZOOM's "
+    "code ship (99.41 % test accuracy; MIT, rubinxin/BayesOpt_Attack), or `mnist-10k`, the same "
+    "CNN trained here on the first 10 000 training images (98.35 %); CIFAR-10, the pretrained "
+    "Keras CNN of the cifar-10-model wheel ported to torch (not the C&W architecture, whose "
+    "weights are not available here; raw 0-255 input, ReLU on the logits). The attack space is "
+    "pixel/255 - 0.5 for both.",
+    "Profiles: `paper` is the thesis as written (the L_inf ball by clipping; GenAttack with its "
+    "code's defaults); `reference` is the authors' code (the BayesOpt code's rescaling "
+    "(x0 + δ)/(1 + 2 δ_max), success by the argmax alone; GenAttack with its README's "
+    "settings). ZOO and AutoZOOM run alike in both.",
     "CIFAR-10 instances are the 20 real test images that ship in foolbox, as the thesis "
     "attacked 20 images; the thesis's CIFAR text claims a 9.54 % smaller mean than BayesOpt, "
     "which its own Table 5.3 contradicts (253.5 vs 247.49); the table's numbers are used.",
@@ -54,7 +66,7 @@ NOTES = [
     "to reach on this victim; it has no query counts.",
 ]
 CSV_HEADER = (
-    "dataset", "method", "instances", "asr", "max", "mean", "median",
+    "profile", "dataset", "method", "instances", "asr", "max", "mean", "median",
     "thesis_asr", "thesis_max", "thesis_mean", "thesis_median",
 )  # fmt: skip
 
@@ -64,10 +76,10 @@ def reproduce(out, **options) -> dict:
     <frontierbo.experiments.report.Reproduction.reproduce>` of :data:`REPRODUCTION`.
 
     Own options: ``budget`` (T, 900), ``targets`` (per image, 9), ``methods`` (subset of
-    bos2, genattack, zoo, autozoom, bayesopt, bos2-nostop, pgd), ``profile`` (``paper``,
-    ``scalable`` or ``fast``), ``count_init_in_budget`` (True) and ``range_mode`` (``clip`` or
-    ``rescale``); ``quick``: one image, two targets, T = 100
-    and the fast profile.
+    bos2, genattack, zoo, autozoom, bayesopt, bos2-nostop, pgd), ``profile`` (a tuple of
+    ``paper`` and ``reference``; ``("reference",)``), ``fitting`` (``full``, ``scalable`` or
+    ``fast``), ``count_init_in_budget`` (True) and ``mnist_victim`` (``mnist`` or
+    ``mnist-10k``); ``quick``: one image, two targets, T = 100 and the fast fitting.
     """
     return REPRODUCTION.reproduce(out, **options)
 
@@ -79,14 +91,15 @@ def _fmt(value, digits: int = 2) -> str:
 
 
 def csv_rows(result: dict):
-    for dataset, rows in result["tables"].items():
-        for method, row in rows.items():
-            thesis = published_row(dataset, method) or {}
-            yield (
-                dataset, method, row["instances"], row["asr"], row["max"], row["mean"],
-                row["median"], thesis.get("asr"), thesis.get("max"), thesis.get("mean"),
-                thesis.get("median"),
-            )  # fmt: skip
+    for profile, part in result["profiles"].items():
+        for dataset, rows in part["tables"].items():
+            for method, row in rows.items():
+                thesis = published_row(dataset, method) or {}
+                yield (
+                    profile, dataset, method, row["instances"], row["asr"], row["max"],
+                    row["mean"], row["median"], thesis.get("asr"), thesis.get("max"),
+                    thesis.get("mean"), thesis.get("median"),
+                )  # fmt: skip
 
 
 def _table(dataset: str, rows: dict, methods) -> str:
@@ -123,30 +136,41 @@ def _table(dataset: str, rows: dict, methods) -> str:
 
 def report_markdown(result: dict, figures: list[Path]) -> str:
     lines = [f"# BOS² reproduction ({result['paper']})", ""]
+    victims = ", ".join(f"{d} `{v}`" for d, v in result["victims"].items())
     lines += [
-        f"Budget T = {result['budget']}, BOS² profile `{result['profile']}`, initial queries "
-        f"{'counted' if result['count_init_in_budget'] else 'not counted'}, "
-        f"range mode `{result['range_mode']}` for BOS², BayesOpt and PGD.",
+        f"Budget T = {result['budget']}, profiles {', '.join(result['profile'])}, BOS² and "
+        f"BayesOpt fitting `{result['fitting']}`, initial queries "
+        f"{'counted' if result['count_init_in_budget'] else 'not counted'}; victims {victims}.",
         "",
     ]
     lines += [f"- {note}" for note in NOTES]
     substituted = {d: why for d, why in result.get("images", {}).items() if "substitute" in why}
     lines += [f"- **{dataset} instances**: {why}." for dataset, why in substituted.items()]
     lines.append("")
+    for profile, part in result["profiles"].items():
+        if len(result["profiles"]) > 1:
+            lines += [f"## Profile `{profile}`", ""]
+        lines += _profile_markdown(part, level="##" if len(result["profiles"]) == 1 else "###")
+    lines += figure_lines(figures)
+    return "\n".join(lines) + "\n"
+
+
+def _profile_markdown(part: dict, level: str) -> list[str]:
+    lines = []
     numbers = PUBLISHED["table_numbers"]
     main = ("bos2", "genattack", "zoo", "autozoom", "bayesopt", "pgd")
     ablation = ("bos2", "bos2-nostop", "bayesopt")
-    for dataset, rows in result["tables"].items():
+    for dataset, rows in part["tables"].items():
         delta = DELTA_MAX[dataset]
         lines += [
-            f"## {dataset}: Table {numbers[dataset]['main']} (δ_max = {delta}, ours (thesis))",
+            f"{level} {dataset}: Table {numbers[dataset]['main']} (δ_max = {delta}, ours (thesis))",
             "",
             _table(dataset, rows, main),
             "",
         ]
         if any(method in rows for method in ablation[1:]):
             lines += [
-                f"### Table {numbers[dataset]['ablation']}: the ablation",
+                f"{level}# Table {numbers[dataset]['ablation']}: the ablation",
                 "",
                 _table(dataset, rows, ablation),
                 "",
@@ -161,7 +185,7 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
                     f"budget, left out), {100 * row['loops_stopped_early']:.0f} % of them stopped "
                     f"early; latent dimensions chosen: {row['dimensions']}"
                 )
-        checks = result["checks"].get(dataset, {})
+        checks = part["checks"].get(dataset, {})
         ran = {k: v for k, v in checks.items() if v is not None}
         if ran:
             lines += ["", "Orderings of the thesis's tables on these runs:", ""]
@@ -169,80 +193,101 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
                 f"- {ORDERING_LABELS[name]}: {'yes' if ok else 'NO'}" for name, ok in ran.items()
             ]
         lines.append("")
-    if result.get("difficulty"):
+    if part.get("difficulty"):
         verdicts = ", ".join(
-            f"{METHOD_LABELS[m]} {'yes' if ok else 'NO'}" for m, ok in result["difficulty"].items()
+            f"{METHOD_LABELS[m]} {'yes' if ok else 'NO'}" for m, ok in part["difficulty"].items()
         )
         lines += [f"Across the datasets: {DIFFICULTY_LABEL}: {verdicts}", ""]
-    lines += figure_lines(figures)
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 # -- figures ---------------------------------------------------------------------------------------
 def write_figures(result: dict, out: Path) -> list[Path]:
-    paths = [_cdf_figure(result, Path(out) / "queries_cdf.png")]
-    if result.get("examples"):
-        paths.append(_examples_figure(result, Path(out) / "adversarial_examples.png"))
-    return paths
+    """``queries_cdf.png`` and ``adversarial_examples.png`` (the latter says so where no attack
+    gave an example)."""
+    return [
+        save_figure(cdf_figure(result), Path(out) / "queries_cdf.png"),
+        save_figure(examples_figure(result), Path(out) / "adversarial_examples.png"),
+    ]
 
 
-def _save(fig: Figure, path: Path, rect=(0, 0, 1, 1)) -> Path:
-    """Lay the axes out inside ``rect`` (figure fractions; the rest is left to a figure legend)
-    and write the PNG atomically."""
-    fig.tight_layout(pad=0.3, rect=rect)
-    with atomic_output(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=DPI)
-    return path
+def _successes(result: dict, method: str) -> str:
+    """``"3/18 succeeded"`` or ``"succeeded: mnist 3/18, cifar10 0/20"``."""
+    counts = [
+        (dataset, f"{rows[method]['successes']}/{rows[method]['instances']}")
+        for dataset, rows in result["tables"].items()
+        if method in rows and rows[method]["instances"]
+    ]
+    if len(result["tables"]) == 1 and counts:
+        return f"{counts[0][1]} succeeded"
+    return "succeeded: " + ", ".join(f"{d} {c}" for d, c in counts)
 
 
-def _cdf_figure(result: dict, path: Path) -> Path:
+def cdf_figure(result: dict) -> Figure:
+    """Per dataset, the share of instances each black-box attack has broken against the queries
+    spent (to the budget T). One colour and line style per attack in every panel; the legend,
+    below the panels, gives each attack's successes, so that attacks that broke nothing (all
+    flat at 0 %, on top of each other) are still told apart."""
     datasets = list(result["tables"])
-    # one colour per attack in every panel, and one legend below them: inside a panel it hid
-    # the curves wherever they ran (low on CIFAR-10, high on MNIST)
-    colours = {method: f"C{k}" for k, method in enumerate(METHOD_LABELS)}
-    handles = {}
+    methods = [m for m in METHOD_LABELS if m != "pgd"]  # white-box: no query counts
     with rc_context(STYLE):
-        fig = Figure(figsize=(3.25 * len(datasets), 3.0))
-        FigureCanvasAgg(fig)
-        for k, dataset in enumerate(datasets):
-            ax = fig.add_subplot(1, len(datasets), k + 1)
-            for method, row in result["tables"][dataset].items():
-                q = np.asarray(row["queries_to_success"], dtype=float)
-                if row["instances"] == 0 or method == "pgd":  # white-box: no query counts
+        fig = new_figure((3.25 * len(datasets), 2.4))
+        axes = fig.subplots(1, len(datasets), squeeze=False)[0]
+        for ax, dataset in zip(axes, datasets, strict=True):
+            for k, method in enumerate(methods):
+                row = result["tables"][dataset].get(method)
+                if row is None or row["instances"] == 0:
                     continue
+                q = np.asarray(row["queries_to_success"], dtype=float)
                 xs = np.concatenate([[0], q, [result["budget"]]])  # each curve runs to T
                 ys = np.minimum(np.arange(len(xs)), len(q)) / row["instances"]
-                label = METHOD_LABELS[method]
-                (line,) = ax.step(xs, 100 * ys, where="post", color=colours[method], label=label)
-                handles.setdefault(label, line)
+                label = f"{METHOD_LABELS[method]} ({_successes(result, method)})"
+                style = LINESTYLES[k % len(LINESTYLES)]
+                ax.step(xs, 100 * ys, where="post", color=f"C{k}", linestyle=style, label=label)
+            ax.set_ylim(-4, 104)  # a curve at 0 % or 100 % is not drawn on the frame
             ax.set_title(f"{dataset}: queries to success")
-            ax.set_xlabel("queries")
+            ax.set_xlabel(f"queries (budget T = {result['budget']})")
             ax.set_ylabel("instances succeeded (%)")
             ax.grid(True, alpha=0.3, linewidth=0.5)
-        fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=3, frameon=False)
-        return _save(fig, path, rect=(0, 0.18, 1, 1))
+            integer_ticks(ax)
+        place_legend(fig, list(axes), inside=False)
+    return fig
 
 
-def _examples_figure(result: dict, path: Path) -> Path:
+def examples_figure(result: dict) -> Figure:
+    """Per BOS² example (first target of an image): the clean image, the adversarial one and
+    the perturbation (grey 0.5 = none, black / white = -/+ δ_max). Where a dataset has no
+    example (no such success within the budget), the title says so; with none at all, the
+    figure is that one sentence."""
     from frontierbo.attack.experiment import _test_images
 
-    rows = [(d, e) for d, items in result["examples"].items() for e in items]
+    examples = result.get("examples") or {}
+    rows = [(d, e) for d, items in examples.items() for e in items]
+    missing = [d for d in result["tables"] if not examples.get(d)]
+    title = "BOS² adversarial examples\n(the first target of each image)"
+    if missing:
+        title += f"\nnone for {', '.join(missing)}\n(no success within T = {result['budget']})"
     with rc_context(STYLE):
-        fig = Figure(figsize=(3.25, 1.1 * len(rows)))
-        FigureCanvasAgg(fig)
+        fig = new_figure((3.25, 0.5 + 1.1 * max(len(rows), 1)))
+        fig.suptitle(title)
+        if not rows:
+            ax = fig.add_subplot()
+            ax.set_axis_off()
+            ax.text(0.5, 0.5, "no successful example to show", ha="center", va="center")
+            return fig
         for k, (dataset, example) in enumerate(rows):
             x0 = _test_images(dataset)[0][example["image"]]
             x_adv = np.asarray(example["x_adv"])
             panels = (x0 + 0.5, x_adv + 0.5, 0.5 + (x_adv - x0) / (2 * DELTA_MAX[dataset]))
             titles = ("original", f"target {example['target']}", "perturbation")
-            for j, (img, title) in enumerate(zip(panels, titles, strict=True)):
+            for j, (img, panel) in enumerate(zip(panels, titles, strict=True)):
                 ax = fig.add_subplot(len(rows), 3, 3 * k + j + 1)
                 img = np.clip(img, 0, 1)
                 ax.imshow(img[..., 0] if img.shape[-1] == 1 else img, cmap="gray", vmin=0, vmax=1)
                 ax.set_xticks([])
                 ax.set_yticks([])
-                ax.set_title(f"{dataset} {title}" if j == 0 else title)
-        return _save(fig, path)
+                ax.set_title(f"{dataset} {panel}" if j == 0 else panel)
+    return fig
 
 
 REPRODUCTION = Reproduction(
@@ -261,4 +306,5 @@ REPRODUCTION = Reproduction(
     check=check_options,
     published=PUBLISHED,
     unavailable=unavailable,
+    inputs=required_inputs,
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from frontierbo.attack.bos2 import BOS2
-from frontierbo.attack.experiment import METHOD_LABELS, PUBLISHED, image_source
+from frontierbo.attack.experiment import METHOD_LABELS, PUBLISHED, image_source, serves, victims
 
 
 def method_row(records: list[dict]) -> dict:
@@ -41,7 +41,8 @@ def method_row(records: list[dict]) -> dict:
     return row
 
 
-def summarise(records: list[dict], options) -> dict:
+def profile_tables(records: list[dict], options, profile: str) -> dict:
+    """dataset -> method -> :func:`method_row` over the runs that serve ``profile``."""
     tables: dict[str, dict] = {}
     for dataset in options.datasets:
         tables[dataset] = {}
@@ -49,19 +50,36 @@ def summarise(records: list[dict], options) -> dict:
             rows = [
                 r
                 for r in records
-                if r["config"]["dataset"] == dataset and r["config"]["method"] == method
+                if r["config"]["dataset"] == dataset
+                and r["config"]["method"] == method
+                and serves(r["config"], profile)
             ]
             tables[dataset][method] = method_row(rows)
+    return tables
+
+
+def summarise(records: list[dict], options) -> dict:
+    """The result: per profile its tables, orderings and difficulty; ``tables`` (and the
+    figures) are the first profile's."""
+    profiles = {}
+    for profile in options["profile"]:
+        tables = profile_tables(records, options, profile)
+        profiles[profile] = {
+            "tables": tables,
+            "checks": orderings(tables, options["budget"]),
+            "difficulty": difficulty(tables),
+        }
+    first = options["profile"][0]
     return {
         "budget": options["budget"],
-        "profile": options["profile"],
+        "profile": list(options["profile"]),
+        "fitting": options["fitting"],
         "count_init_in_budget": options["count_init_in_budget"],
-        "range_mode": options["range_mode"],
+        "victims": victims(options),
         "images": {dataset: image_source(dataset) for dataset in options.datasets},
-        "tables": tables,
-        "checks": orderings(tables, options["budget"]),
-        "difficulty": difficulty(tables),
-        "examples": examples(records),
+        "profiles": profiles,
+        "tables": profiles[first]["tables"],
+        "examples": examples([r for r in records if serves(r["config"], first)]),
     }
 
 

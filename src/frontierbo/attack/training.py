@@ -110,7 +110,7 @@ def train_mnist_victim(
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / BUILTIN_VICTIMS["mnist"][1]
+    path = out / BUILTIN_VICTIMS["mnist-10k"][1]
     torch.save(model.state_dict(), path)
     return {
         "path": str(path),
