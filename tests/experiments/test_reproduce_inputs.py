@@ -323,3 +323,17 @@ def test_an_input_needs_files():
         Input("nothing", ())
     with pytest.raises(ValueError, match="files must be a non-empty tuple"):
         Input("a string", "a/b.csv")
+
+
+def test_quantum_report_names_its_substitute_once(tmp_path, monkeypatch, cli):
+    root = tmp_path / "data"
+    root.mkdir()
+    monkeypatch.setenv(DATA_ENV, str(root))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(data, "searched_roots", lambda: [(f"${DATA_ENV}", root)])
+    out = tmp_path / "out"
+    status, _, err = cli(["reproduce", "quantum-bo", "--quick", "--datasets", "synthetic-gauss0.3",
+                          "--out", out])  # fmt: skip
+    assert status == 0, err
+    lines = (out / "report.md").read_text().splitlines()
+    assert sum("substitute" in line.lower() for line in lines) == 1, lines[:8]

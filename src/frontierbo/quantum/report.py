@@ -139,7 +139,12 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
     generated = [
         "The synthetic runs use the project's own function and RFF draws (`--source "
         "generated`), the published numbers the authors': compare orderings, not values.",
-        *([f"**Substitute**: {result['source_note']}."] if result.get("source_note") else []),
+        # the shared tail names the substitutes under the title (experiments.report)
+        *(
+            [f"**Substitute**: {result['source_note']}."]
+            if result.get("source_note") and not result.get("substitutes")
+            else []
+        ),
         "",
     ]
     header = [
