@@ -122,13 +122,24 @@ FLAGS: dict[str, Flag] = {
     "--jobs": Flag("jobs", "parallel worker processes", ("worker",)),
     "--scheduler": Flag("scheduler", "where the sweep's runs execute", ("joblib",)),
     "--dask": Flag("dask", "a running Dask cluster for the sweep", ("Dask",)),
-    "--profile": Flag("profile", "the attack's settings profile", ("paper",)),
+    "--profile": Flag(
+        "profile",
+        "what a reproduction reproduces: the paper as written or the authors' code",
+        ("paper",),
+    ),  # fmt: skip
+    "--fitting": Flag(
+        "fitting", "how the attacks' GPs learn their hyperparameters", ("learn their GPs",)
+    ),
     # -- the attack (``attack`` and ``run bos2`` take the same options)
     "--model": Flag("model", "the torch classifier under attack", ("torch",)),
     "--images": Flag("images", "the .npz of images to attack", (".npz",)),
     "--target-class": Flag("target_class", "the attack's target class(es)", ("target class",)),
     "--attack": Flag("attack", "the attack method", ("attack",)),
     "--architecture": Flag("architecture", "a built-in victim architecture", ("architecture",)),
+    "--model-module": Flag(
+        "model_module", "the Python file that defines the model's class", ("Python file",)
+    ),
+    "--model-class": Flag("model_class", "the model's class in --model-module", ("class",)),
     "--input-scale": Flag("input_scale", "the input range the model expects", ("range",)),
     "--delta-max": Flag("delta_max", "the L_inf bound of the perturbation", ("L_inf",)),
     "--groups": Flag("groups", "additive groups of the perturbation GP", ("groups",)),
