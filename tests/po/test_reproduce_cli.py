@@ -212,9 +212,16 @@ def test_specs_key_on_content_and_share_what_the_profiles_share(tmp_path):
 
 
 def test_cli_demo(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path), "--runs", "2"]) == 0
-    out = capsys.readouterr().out
-    assert "PO-GP-UCB eps=e^1.1" in out and "NOT differentially private" in out
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["demo", "--out", str(tmp_path), "--runs", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert "PO-GP-UCB eps=e^1.1" in out
+    # the NOT-DP caveat is said once: the table's last line, not also as a warning (issue 60)
+    said = [str(w.message) for w in caught] + (out + err).splitlines()
+    assert sum("NOT differentially private" in line for line in said) == 1, said
     assert (tmp_path / "demo_simple_regret.png").stat().st_size > 0
     # it runs only what it prints: the baseline and three epsilons, 2 runs each
     printed = [line for line in out.splitlines() if line.startswith(("GP-UCB (", "PO-GP-UCB eps"))]

@@ -20,7 +20,6 @@ from frontierbo.po.experiment import (
     final,
     run_dataset,
 )
-from frontierbo.po.random_projection import warn_not_private
 
 DEMO = replace(
     SETUPS["synthetic"],
@@ -42,7 +41,6 @@ def demo(out: Path, runs: int = 20, n_jobs: int = 1, seed: int = 0, progress: bo
     from frontierbo.po.problems.synthetic import synthetic_gp_grid
 
     out = check_out_dir(out)  # an unusable --out fails before any work
-    warn_not_private(stacklevel=2)
     with lock_directory(out):  # a second demo into the same folder refuses at once
         summary = run_dataset(DEMO, synthetic_gp_grid(seed), out, runs, n_jobs, seed, progress)
     rows = [("GP-UCB (non-private)", "–", "–", "–", NON_PRIVATE, PAPER_S50[NON_PRIVATE])]
