@@ -24,6 +24,20 @@ def test_every_parser_gives_each_flag_one_meaning():
     assert violations(build_parser()) == []
 
 
+def _parsers(parser: argparse.ArgumentParser, name: str = "frontierbo"):
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, child in action.choices.items():
+                yield from _parsers(child, f"{name} {sub}")
+
+
+def test_every_command_formats_its_help():
+    # a "%" in a help text breaks argparse's formatting of --help (reproduce bos2 did)
+    for name, parser in _parsers(build_parser()):
+        assert parser.format_help(), name
+
+
 def test_delta_is_only_the_privacy_delta():
     assert "privacy" in FLAGS["--delta"].meaning
     assert _commands("--delta") == {"run po-gp-ucb", "curator serve", "privacy audit"}

@@ -198,8 +198,8 @@ SYSTEM = System(
                   "points without restarts, decompositions ranked at shared values, one "
                   "acquisition pool per fit) or fast (the CI settings)", choices=FITTINGS),
             Param("mnist_victim", str, None, "the MNIST victim: mnist (the C&W CNN with its "
-                  "authors' weights, 99.41 %; default) or mnist-10k (the same CNN trained here on "
-                  "10 000 images, 98.35 %)", choices=("mnist", "mnist-10k")),
+                  "authors' weights, 99.41 %%; default) or mnist-10k (the same CNN trained here on "
+                  "10 000 images, 98.35 %%)", choices=("mnist", "mnist-10k")),
             Param("init_not_in_budget", bool, False, "the 30 initial queries of BOS²/BayesOpt do "
                   "not count towards --queries T"),
 
