@@ -175,9 +175,14 @@ class Reproduction:
         seed = check_int(seed, "seed (--seed)", low=0)
         params = MappingProxyType(self.check(params) if self.check else params)
         if skipped and datasets is not None:
-            # A dataset named but missing: the data check's message names the places searched.
-            check_data(self.inputs(Options(out, tuple(skipped), bool(quick), runs, seed, params)))
             name, why = next(iter(skipped.items()))
+            if "pip install" not in why:
+                # Missing data only: the data check's message names the places searched. A
+                # missing extra comes first (its reason names the data too), as it must be
+                # installed before anything can run.
+                check_data(
+                    self.inputs(Options(out, tuple(skipped), bool(quick), runs, seed, params))
+                )
             raise ImportError(f"--datasets {name}: {why}")
         if len(skipped) == len(names):
             raise ImportError(
