@@ -487,8 +487,8 @@ def test_the_demo_figure_says_what_its_band_is(saved, tmp_path, monkeypatch):
     summary = {"configs": configs, "sigma_min": 1.0}
     monkeypatch.setattr(demo_module, "run_dataset", lambda *args: summary)
     monkeypatch.setattr("frontierbo.po.problems.synthetic.synthetic_gp_grid", lambda seed: None)
-    with pytest.warns(Warning, match="not differentially private|NOT"):
-        demo_module.demo(tmp_path / "demo", runs=7, progress=False)
+    text = demo_module.demo(tmp_path / "demo", runs=7, progress=False)
+    assert text.rstrip().endswith("NOT differentially private (see docs/privacy.md).")
     assert (tmp_path / "demo" / "demo_simple_regret.png").read_bytes()[:8] == PNG_MAGIC
     (fig,) = saved
     check_figure(fig)

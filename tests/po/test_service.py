@@ -402,7 +402,11 @@ def test_the_curator_dashboard_updates_after_a_query_in_chromium(service):
         assert page.text_content("#audit tbody tr td:nth-child(4)") == "12"  # newest first
         modeler = chrome.new_page()
         modeler.goto(f"{server.url}/dashboard#token={tokens['alice']}")
-        modeler.wait_for_function("document.getElementById('status').textContent.includes('403')")
+        # a function, not an expression: Playwright evals an expression, which the page's CSP
+        # (no 'unsafe-eval') refuses
+        modeler.wait_for_function(
+            "() => document.getElementById('status').textContent.includes('403')"
+        )
         chrome.close()
 
 
