@@ -56,7 +56,7 @@ from typing import TypeVar
 
 from sqlalchemy import create_engine, event, insert, inspect, select, text, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.pool import QueuePool
 
 from frontierbo.study import schema
@@ -443,11 +443,19 @@ class _Backend:
                 conn.exec_driver_sql("BEGIN IMMEDIATE" if self._immediate else "BEGIN")
 
     def conflict(self, exc: BaseException) -> bool:
-        """A key conflict, or MySQL's deadlock or lock timeout: the transaction may be re-run."""
+        """A key conflict, MySQL's deadlock or lock timeout, or a table another process created
+        meanwhile (PostgreSQL's ``CREATE TABLE`` checks first but is not atomic with it: 42P07,
+        42710; MySQL 1050): the transaction may be re-run."""
         if isinstance(exc, IntegrityError):
             return True
-        code = getattr(getattr(exc, "orig", None), "args", (None,))[0]
-        return isinstance(exc, OperationalError) and code in (1205, 1213)
+        orig = getattr(exc, "orig", None)
+        if isinstance(exc, ProgrammingError) and getattr(orig, "sqlstate", None) in (
+            "42P07",
+            "42710",
+        ):
+            return True
+        code = getattr(orig, "args", (None,))[0]
+        return isinstance(exc, OperationalError | ProgrammingError) and code in (1050, 1205, 1213)
 
     def prepare(self) -> None:
         if self.is_sqlite:  # outside any transaction, so on the driver's own connection
