@@ -81,7 +81,7 @@ def run_user_attack(
     attack: str = "bos2",
     budget: int = 900,
     delta_max: float = 0.3,
-    fitting: str = "full",
+    fitting: str = "scalable",
     groups: int | None = None,
     seed: int = 0,
     architecture: str | None = None,
