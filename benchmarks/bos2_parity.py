@@ -129,16 +129,22 @@ def parity_table(stores: dict, fitting: str) -> str:
     return "\n".join(head + body) if body else "No instance has every attack finished yet."
 
 
-def paired(instances: list[dict], a: str, b: str) -> str:
+def discordance(instances: list[dict], a: str, b: str) -> tuple[int, int, int, int, int]:
+    """``(only_a, only_b, n_both, fewer, more)``: the instances only ``a`` / only ``b`` solved,
+    how many both solved, and on those how often ``a`` needed fewer / more queries than ``b``."""
     only_a = sum(v[a]["success"] and not v[b]["success"] for v in instances)
     only_b = sum(v[b]["success"] and not v[a]["success"] for v in instances)
     both = [
         (v[a]["queries"], v[b]["queries"]) for v in instances if v[a]["success"] and v[b]["success"]
     ]
-    fewer, more = sum(x < y for x, y in both), sum(x > y for x, y in both)
+    return only_a, only_b, len(both), sum(x < y for x, y in both), sum(x > y for x, y in both)
+
+
+def paired(instances: list[dict], a: str, b: str) -> str:
+    only_a, only_b, n_both, fewer, more = discordance(instances, a, b)
     return (
         f"{METHOD_LABELS[a]} against {METHOD_LABELS[b]}: solved only by the first {only_a}, only "
-        f"by the second {only_b} (McNemar p = {sign_p(only_a, only_b):.2g}); on the {len(both)} "
+        f"by the second {only_b} (McNemar p = {sign_p(only_a, only_b):.2g}); on the {n_both} "
         f"both solved, the first needed fewer queries on {fewer} and more on {more} "
         f"(sign test p = {sign_p(fewer, more):.2g})"
     )
@@ -174,21 +180,13 @@ def fitting_comparison(stores: dict) -> str:
                 f"`{name}` {len(q)}/{len(pairs)} solved, median {_num(float(np.median(q)) if q else None)} "
                 f"queries, {seconds:.0f} s per instance"
             )
-        only = [
-            sum(p[a]["success"] and not p[b]["success"] for p in pairs)
-            for a, b in (("full", "scalable"), ("scalable", "full"))
-        ]
-        both = [
-            (p["full"]["queries"], p["scalable"]["queries"])
-            for p in pairs
-            if p["full"]["success"] and p["scalable"]["success"]
-        ]
-        fewer, more = sum(y < x for x, y in both), sum(y > x for x, y in both)
+        only_scalable, only_full, n_both, fewer, more = discordance(pairs, "scalable", "full")
         lines.append(
             f"- {TITLES[dataset]}, {len(pairs)} instances: {'; '.join(stats)}. Solved only by "
-            f"`full` {only[0]}, only by `scalable` {only[1]} (McNemar p = {sign_p(*only):.2g}); on "
-            f"the {len(both)} both solved, `scalable` needed fewer queries on {fewer} and more on "
-            f"{more} (sign test p = {sign_p(fewer, more):.2g})."
+            f"`full` {only_full}, only by `scalable` {only_scalable} (McNemar p = "
+            f"{sign_p(only_full, only_scalable):.2g}); on the {n_both} both solved, `scalable` "
+            f"needed fewer queries on {fewer} and more on {more} (sign test p = "
+            f"{sign_p(fewer, more):.2g})."
         )
     return "\n".join(lines) or "No instance ran under both fittings yet."
 

@@ -350,13 +350,15 @@ def build_attack(
     groups: int | None = None,
     *,
     genattack: str = "code-defaults",
+    victim: str | None = None,
 ):
     """The attack object of ``method`` with the GP settings of ``fitting`` (a key of
     :data:`PERTURBATION_FITTINGS`).
 
     ``groups``: BOS²'s number of additive groups ``M`` (None: the fitting's, the thesis's 12;
     1 is a single Matérn-5/2 GP over every latent coordinate). BOS² methods only.
-    ``genattack``: GenAttack's settings, a key of :data:`GENATTACK_SETTINGS`."""
+    ``genattack``: GenAttack's settings, a key of :data:`GENATTACK_SETTINGS`; ``victim``: the
+    built-in victim white-box PGD reads (default: the dataset's)."""
     from frontierbo.attack.baselines import AutoZoomBiLin, GenAttackReference, ZooAdam
     from frontierbo.attack.bayesopt_attack import BayesOptAttack
     from frontierbo.attack.bos2 import BOS2
@@ -370,7 +372,7 @@ def build_attack(
     if method == "pgd":
         from frontierbo.attack.whitebox import WhiteBoxPGD
 
-        return WhiteBoxPGD(_victim(DEFAULT_VICTIMS[dataset]))
+        return WhiteBoxPGD(_victim(victim or DEFAULT_VICTIMS[dataset]))
     if method in ("bos2", "bos2-nostop"):
         perturbation = PERTURBATION_FITTINGS[fitting]()
         if groups is not None:
@@ -411,14 +413,10 @@ def run_worker(spec: RunSpec, attack=None) -> dict:
     c = spec.config
     images, _ = _test_images(c["dataset"])
     victim = _victim(c["victim"])
-    if attack is None and c["method"] == "pgd":
-        from frontierbo.attack.whitebox import WhiteBoxPGD
-
-        attack = WhiteBoxPGD(victim)
-    elif attack is None:
+    if attack is None:
         attack = build_attack(
             c["method"], c["dataset"], c.get("fitting", "full"),
-            genattack=c.get("genattack", "code-defaults"),
+            genattack=c.get("genattack", "code-defaults"), victim=c["victim"],
         )  # fmt: skip
     init = 30 if c["method"] in ("bos2", "bos2-nostop", "bayesopt") else 0
     uncounted = 0 if c["count_init_in_budget"] else init
