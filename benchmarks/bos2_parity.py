@@ -8,9 +8,9 @@ markers of ``--docs`` (or to stdout):
   attack finished, the ASR with its exact 95 % interval beside the thesis's, the verdict (within 5
   points of the thesis, or the thesis's ASR inside the interval), and median / mean queries over the
   successes beside the thesis's;
-* ``<!-- bos2_parity_tests -->``: paired tests on the same instances: BOS² against BayesOpt and
-  against its ablation (exact McNemar on the instances one of them solved, two-sided sign test on
-  the queries where both did);
+* ``<!-- bos2_parity_claims -->``: the orderings the thesis claims (Tables 5.1-5.4, Section 5.3;
+  :func:`frontierbo.attack.summary.orderings`), whether each holds on these instances, and the
+  paired test behind it;
 * ``<!-- bos2_fitting -->``: BOS² ``full`` against ``scalable`` on the instances both ran.
 
 Run (each ``DATASET=STORE[,STORE...]``; a store may hold both fittings)::
@@ -34,7 +34,7 @@ from scipy.stats import binomtest
 from bos2_tables import replace_section
 from bos2_variants import sign_p
 from frontierbo.attack.experiment import FITTING_METHODS, PUBLISHED, serves
-from frontierbo.attack.summary import METHOD_LABELS
+from frontierbo.attack.summary import METHOD_LABELS, ORDERING_LABELS, method_row, orderings
 from frontierbo.io import write_text_atomic
 
 ORDER = ("bos2", "bos2-nostop", "bayesopt", "genattack", "zoo", "autozoom", "pgd")
@@ -140,26 +140,78 @@ def discordance(instances: list[dict], a: str, b: str) -> tuple[int, int, int, i
     return only_a, only_b, len(both), sum(x < y for x, y in both), sum(x > y for x, y in both)
 
 
-def paired(instances: list[dict], a: str, b: str) -> str:
-    only_a, only_b, n_both, fewer, more = discordance(instances, a, b)
-    return (
-        f"{METHOD_LABELS[a]} against {METHOD_LABELS[b]}: solved only by the first {only_a}, only "
-        f"by the second {only_b} (McNemar p = {sign_p(only_a, only_b):.2g}); on the {n_both} "
-        f"both solved, the first needed fewer queries on {fewer} and more on {more} "
-        f"(sign test p = {sign_p(fewer, more):.2g})"
+#: claim -> the two attacks whose paired test speaks to it, and which test: "asr" (McNemar on
+#: the instances one solved) or "queries" (sign test where both did)
+CLAIM_TESTS = {
+    "bos2_asr_ge_bayesopt_minus_2": ("bos2", "bayesopt", "asr"),
+    "bo_attacks_beat_genattack_by_10": ("bayesopt", "genattack", "asr"),
+    "stopping_cuts_median": ("bos2", "bos2-nostop", "queries"),
+    "stopping_keeps_asr_within_3": ("bos2", "bos2-nostop", "asr"),
+    "nostop_asr_ge_bayesopt": ("bos2-nostop", "bayesopt", "asr"),
+    "bos2_median_lt_bayesopt": ("bos2", "bayesopt", "queries"),
+}
+#: the values each claim compares: (method, row key)
+CLAIM_VALUES = {
+    "bos2_asr_ge_bayesopt_minus_2": (("bos2", "asr"), ("bayesopt", "asr")),
+    "bo_attacks_beat_genattack_by_10": (("bos2", "asr"), ("bayesopt", "asr"), ("genattack", "asr")),
+    "zoo_autozoom_le_25": (("zoo", "asr"), ("autozoom", "asr")),
+    "stopping_cuts_median": (("bos2", "median"), ("bos2-nostop", "median")),
+    "stopping_cuts_mean": (("bos2", "mean"), ("bos2-nostop", "mean")),
+    "loops_shorter_with_stopping": (
+        ("bos2", "loop_length_mean"),
+        ("bos2-nostop", "loop_length_mean"),
+    ),
+    "stopping_keeps_asr_within_3": (("bos2", "asr"), ("bos2-nostop", "asr")),
+    "nostop_asr_ge_bayesopt": (("bos2-nostop", "asr"), ("bayesopt", "asr")),
+    "bos2_median_lt_bayesopt": (("bos2", "median"), ("bayesopt", "median")),
+    "bos2_mean_lt_bayesopt": (("bos2", "mean"), ("bayesopt", "mean")),
+}
+
+
+def claim_cell(check, rows: dict, instances: list[dict], name: str) -> str:
+    """One claim on one dataset: holds / fails, the values compared, and the paired test."""
+    if check is None:
+        return "–"
+    values = ", ".join(
+        f"{rows[m][key]:.1f} %" if key == "asr" else _num(rows[m].get(key))
+        for m, key in CLAIM_VALUES.get(name, ())
+        if m in rows
     )
+    text = ("holds" if check else "**fails**") + (f": {values}" if values else "")
+    if name in CLAIM_TESTS:
+        a, b, kind = CLAIM_TESTS[name]
+        only_a, only_b, _, fewer, more = discordance(instances, a, b)
+        if kind == "asr":
+            text += f"; {only_a} vs {only_b} solved alone, p = {sign_p(only_a, only_b):.2g}"
+        else:
+            text += f"; fewer / more {fewer} / {more}, p = {sign_p(fewer, more):.2g}"
+    return text
 
 
-def parity_tests(stores: dict, fitting: str) -> str:
-    lines = []
+def parity_claims(stores: dict, fitting: str) -> str:
+    """The thesis's orderings on the instances every attack finished, one column per dataset."""
+    columns = {}
     for dataset, runs in stores.items():
-        for a, b in (("bos2", "bayesopt"), ("bos2", "bos2-nostop"), ("bayesopt", "genattack")):
-            instances = complete(runs, [a, b], fitting)
-            if instances:
-                lines.append(
-                    f"- {TITLES[dataset]}, {len(instances)} instances: {paired(instances, a, b)}."
-                )
-    return "\n".join(lines) or "No paired instances yet."
+        methods = [m for m in ORDER if any(key_of(m, fitting) in v for v in runs.values())]
+        instances = complete(runs, methods, fitting)
+        if not instances:
+            continue
+        rows = {m: method_row([v[m] for v in instances]) for m in methods}
+        checks = orderings({dataset: rows})[dataset]
+        columns[f"{NAMES[dataset]}, {len(instances)}"] = {
+            name: claim_cell(check, rows, instances, name) for name, check in checks.items()
+        }
+    if not columns:
+        return "No instance has every attack finished yet."
+    names = [n for n in ORDERING_LABELS if any(c.get(n, "–") != "–" for c in columns.values())]
+    lines = [
+        "| claim (thesis) | " + " | ".join(columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for name in names:
+        cells = [c.get(name, "–") for c in columns.values()]
+        lines.append(f"| {ORDERING_LABELS[name]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def fitting_comparison(stores: dict) -> str:
@@ -206,7 +258,7 @@ def main() -> None:
         stores[dataset] = load(paths.split(","), dataset)
     sections = {
         "bos2_parity": parity_table(stores, args.fitting),
-        "bos2_parity_tests": parity_tests(stores, args.fitting),
+        "bos2_parity_claims": parity_claims(stores, args.fitting),
         "bos2_fitting": fitting_comparison(stores),
     }
     if args.docs is None:

@@ -1,7 +1,7 @@
 """Why does BayesOpt need fewer queries than BOS²? BOS² re-run with one part changed at a time.
 
 On the MNIST rescale instances of a reproduction store (``frontierbo reproduce bos2
---range-mode rescale --profile scalable --out STORE``), BayesOpt needed fewer queries than BOS²
+--profile reference --fitting scalable --out STORE``), BayesOpt needed fewer queries than BOS²
 on most instances both solved. (``--dataset cifar10`` takes a store's CIFAR-10 records instead;
 every run uses its record's range mode, budget and seed.) The two attacks differ in two parts: how the latent space is
 chosen (BOS²'s Algorithm 6 over sides 6..18; BayesOpt's marginal likelihood over sides 6..20)
@@ -31,8 +31,10 @@ killed run resumes).
 Run: ``python benchmarks/bos2_variants.py --store records/bos2/bos2-mnist-rescale.jsonl
 --variant fixed-18 --images 1813 2391 --out bos2_variants.json`` (needs the ``attack`` extra;
 ``--store`` is a store folder or its ``runs.jsonl``); ``--instances N``
-takes the store's first N instances instead of whole images; ``--profile paper`` runs the variant
-with the full fitting's perturbation GP (results under ``variant@full``).
+takes the store's first N instances instead of whole images, ``--keys IMAGE/TARGET ...`` those
+instances; ``--fitting full`` runs the variant with the full fitting's perturbation GP (results
+under ``variant@full``) and ``--gp FIELD=VALUE ...`` changes fields of its settings (results under
+``variant@fitting+FIELD=VALUE``).
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ import os
 
 import numpy as np
 from scipy.stats import binomtest
+
+from frontierbo.attack.experiment import FITTINGS
 
 VARIANTS = {
     "as-stored": {},  # a check: must give the stored BOS² queries
@@ -73,32 +77,69 @@ def stored(store: str, dataset: str = "mnist") -> dict:
     return out
 
 
-def build(variant: str, fitting: str, dataset: str = "mnist"):
+def build(variant: str, fitting: str, dataset: str = "mnist", gp: dict | None = None):
+    """BOS² with ``variant``'s changes, ``fitting``'s perturbation GP and the ``gp`` overrides of
+    its :class:`~frontierbo.attack.add_gp_ucb.AddGPSettings` fields."""
     from frontierbo.attack.experiment import build_attack
 
     change = dict(VARIANTS[variant])
     attack = build_attack("bos2", dataset, fitting, groups=change.pop("n_groups", None))
+    gp = dict(gp or {})
     if "beta_sqrt" in change:
-        perturbation = dataclasses.replace(attack.perturbation, beta_sqrt=change.pop("beta_sqrt"))
+        gp["beta_sqrt"] = change.pop("beta_sqrt")
+    if gp:
+        perturbation = dataclasses.replace(attack.perturbation, **gp)
         attack = dataclasses.replace(attack, perturbation=perturbation)
     return dataclasses.replace(attack, **change)
 
 
-def run_one(variant: str, record: dict, fitting: str | None) -> dict:
+def parse_gp(items: list[str] | None) -> dict:
+    """``["refit_restarts=5", "fit_points=none"]`` -> AddGPSettings overrides (ints, floats,
+    ``none``, or the text)."""
+    from frontierbo.attack.add_gp_ucb import AddGPSettings
+
+    fields = {f.name for f in dataclasses.fields(AddGPSettings)}
+    out = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or key not in fields:
+            raise SystemExit(
+                f"--gp: expected FIELD=VALUE with FIELD among {sorted(fields)}, got {item!r}"
+            )
+        if text.lower() == "none":
+            out[key] = None
+            continue
+        for kind in (int, float):
+            try:
+                out[key] = kind(text)
+                break
+            except ValueError:
+                continue
+        else:
+            out[key] = text
+    return out
+
+
+def run_one(variant: str, record: dict, fitting: str | None, gp: dict | None = None) -> dict:
     from frontierbo.attack.experiment import CHANNELS, run_worker
     from frontierbo.attack.resize import side_of
     from frontierbo.experiments.runner import RunSpec
 
     c = record["config"]
-    attack = build(variant, fitting or c["fitting"], c["dataset"])
+    attack = build(variant, fitting or c["fitting"], c["dataset"], gp)
     out = run_worker(RunSpec(record["run_id"], c, record["seed"]), attack=attack)
     channels = CHANNELS[c["dataset"]]
     return {"success": out["success"], "queries": out["queries"], "seconds": round(out["seconds"], 1),
             "sides": [side_of(r["dimension"], channels) for r in out["loops"]]}  # fmt: skip
 
 
-def instances(runs: dict, images: list[int] | None, count: int) -> list[tuple[int, int]]:
+def instances(
+    runs: dict, images: list[int] | None, count: int, keys: list[str] | None = None
+) -> list[tuple[int, int]]:
     both = [k for k, v in runs.items() if "bos2" in v and "bayesopt" in v]
+    if keys:
+        wanted = [tuple(int(x) for x in key.split("/")) for key in keys]
+        return [k for k in wanted if k in both]
     if images:
         return [k for k in both if k[0] in images]
     return both[:count]
@@ -169,15 +210,20 @@ def main() -> None:
                     help="run nothing: tabulate these results of --out (e.g. fixed-18 fixed-18@full)")  # fmt: skip
     ap.add_argument("--images", type=int, nargs="+", help="whole images of the store")
     ap.add_argument("--instances", type=int, default=18, help="else the store's first N")
-    ap.add_argument("--fitting", choices=("full", "scalable"),
+    ap.add_argument("--keys", nargs="+", metavar="IMAGE/TARGET", help="else these instances")
+    ap.add_argument("--fitting", choices=FITTINGS,
                     help="the perturbation GP's fitting (default: the store's)")  # fmt: skip
+    ap.add_argument("--gp", nargs="+", metavar="FIELD=VALUE",
+                    help="override AddGPSettings fields of the fitting, e.g. refit_restarts=5")  # fmt: skip
     ap.add_argument("--out", default="bos2_variants.json")
     args = ap.parse_args()
     if not args.table and not args.variant:
         ap.error("give --variant to run one, or --table to tabulate results")
+    gp = parse_gp(args.gp)
     name = f"{args.variant}@{args.fitting}" if args.fitting else args.variant
+    name += "".join(f"+{k}={v}" for k, v in gp.items())
     runs = stored(args.store, args.dataset)
-    keys = instances(runs, args.images, args.instances)
+    keys = instances(runs, args.images, args.instances, args.keys)
     done = load(args.out)
     if args.table:
         report(runs, keys, done, args.table)
@@ -185,7 +231,8 @@ def main() -> None:
     for image, target in keys:
         key = f"{image}/{target}"
         if key not in done.setdefault(name, {}):
-            done[name][key] = run_one(args.variant, runs[(image, target)]["bos2"], args.fitting)
+            record = runs[(image, target)]["bos2"]
+            done[name][key] = run_one(args.variant, record, args.fitting, gp)
             save(args.out, name, key, done[name][key])
         print(key, done[name][key], flush=True)
     report(runs, keys, done, [name])

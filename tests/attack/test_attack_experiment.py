@@ -334,3 +334,16 @@ def test_mnist_instances_fall_back_to_foolboxs_test_images(monkeypatch, tmp_path
         "profiles": {"reference": {"tables": {}, "checks": {}, "difficulty": {}}},
     }  # fmt: skip
     assert f"**mnist instances**: {experiment.MNIST_SUBSTITUTE}" in report_markdown(result, [])
+
+
+def test_quick_reproduces_the_reference_profile_with_the_cw_victim(tmp_path):
+    from frontierbo.attack.experiment import method_settings
+    from frontierbo.attack.report import REPRODUCTION
+
+    options = REPRODUCTION.options(tmp_path, quick=True)
+    assert options["profile"] == ("reference",) and options["mnist_victim"] == "mnist"
+    assert options["fitting"] == "fast" and options["budget"] == 100
+    assert (
+        method_settings("bos2", options["profile"][0], options["fitting"])["range_mode"]
+        == "rescale"
+    )

@@ -63,9 +63,8 @@ def test_paired_counts_the_discordant_instances_and_the_query_signs():
 
     instances = [pair(True, 10, False, 900), pair(True, 10, True, 20), pair(True, 30, True, 20),
                  pair(True, 5, True, 50), pair(False, 900, False, 900)]  # fmt: skip
-    text = bos2_parity.paired(instances, "bos2", "bayesopt")
-    assert "solved only by the first 1, only by the second 0" in text
-    assert "on the 3 both solved, the first needed fewer queries on 2 and more on 1" in text
+    # only BOS² 1, only BayesOpt 0; 3 both solved, BOS² fewer on 2, more on 1
+    assert bos2_parity.discordance(instances, "bos2", "bayesopt") == (1, 0, 3, 2, 1)
 
 
 def test_fitting_comparison_pairs_full_and_scalable_on_the_same_instances():
@@ -80,3 +79,20 @@ def test_fitting_comparison_pairs_full_and_scalable_on_the_same_instances():
     assert "2 instances: `full` 2/2 solved" in text and "`scalable` 1/2 solved" in text
     assert "Solved only by `full` 1, only by `scalable` 0" in text
     assert "`scalable` needed fewer queries on 0 and more on 1" in text
+
+
+def test_parity_claims_judge_the_thesis_orderings_with_the_paired_test_behind_each():
+    # 10 instances: BOS² solves 9 (median 40), BayesOpt 7 (median 20): BOS²'s ASR claim holds,
+    # its median claim fails; the instances only one solved and the query signs are counted
+    runs = {}
+    for k in range(10):
+        runs[(k, 1)] = {("bos2", "scalable"): record(k, 1, "bos2", k != 0, 40),
+                        ("bayesopt", "scalable"): record(k, 1, "bayesopt", k < 7, 20)}  # fmt: skip
+    table = bos2_parity.parity_claims({"mnist": runs}, "scalable")
+    lines = {line.split(" | ")[0][2:]: line for line in table.splitlines()[2:]}
+    assert table.splitlines()[0] == "| claim (thesis) | MNIST, 10 |"
+    asr = lines["BOS²'s ASR ≥ BayesOpt's − 2 points"]
+    assert "holds: 90.0 %, 70.0 %; 3 vs 1 solved alone, p = 0.62" in asr
+    median = lines["BOS²'s median < BayesOpt's"]
+    assert "**fails**: 40, 20; fewer / more 0 / 6, p = 0.031" in median
+    assert "ZOO's and AutoZOOM's ASR ≤ 25 %" not in lines  # not run: no row
