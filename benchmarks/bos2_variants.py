@@ -120,6 +120,14 @@ def parse_gp(items: list[str] | None) -> dict:
     return out
 
 
+def result_name(variant: str | None, fitting: str | None, gp: dict) -> str | None:
+    """Where a variant's results go in ``--out``: ``variant[@fitting][+field=value...]``."""
+    if variant is None:
+        return None
+    name = f"{variant}@{fitting}" if fitting else variant
+    return name + "".join(f"+{k}={v}" for k, v in gp.items())
+
+
 def run_one(variant: str, record: dict, fitting: str | None, gp: dict | None = None) -> dict:
     from frontierbo.attack.experiment import CHANNELS, run_worker
     from frontierbo.attack.resize import side_of
@@ -220,8 +228,7 @@ def main() -> None:
     if not args.table and not args.variant:
         ap.error("give --variant to run one, or --table to tabulate results")
     gp = parse_gp(args.gp)
-    name = f"{args.variant}@{args.fitting}" if args.fitting else args.variant
-    name += "".join(f"+{k}={v}" for k, v in gp.items())
+    name = result_name(args.variant, args.fitting, gp)
     runs = stored(args.store, args.dataset)
     keys = instances(runs, args.images, args.instances, args.keys)
     done = load(args.out)

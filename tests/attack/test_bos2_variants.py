@@ -41,3 +41,12 @@ def test_instances_by_keys_keep_the_order_given_and_drop_unknown_ones():
             (5, 6): {"bos2": {}}}  # fmt: skip
     assert bos2_variants.instances(runs, None, 18, ["3/4", "1/2", "5/6", "9/9"]) == [(3, 4), (1, 2)]
     assert bos2_variants.instances(runs, [3], 18) == [(3, 4)]
+
+
+def test_result_names_carry_the_fitting_and_overrides_and_tables_need_none():
+    gp = {"rank_decompositions": "fitted", "refit_restarts": 5}
+    assert bos2_variants.result_name("as-stored", "scalable", gp) == (
+        "as-stored@scalable+rank_decompositions=fitted+refit_restarts=5"
+    )
+    assert bos2_variants.result_name("fixed-18", None, {}) == "fixed-18"
+    assert bos2_variants.result_name(None, None, {}) is None  # --table alone runs nothing
