@@ -337,6 +337,7 @@ def test_mnist_instances_fall_back_to_foolboxs_test_images(monkeypatch, tmp_path
 
 
 def test_quick_reproduces_the_reference_profile_with_the_cw_victim(tmp_path):
+    pytest.importorskip("torch")  # the reproduction's options need a runnable dataset
     from frontierbo.attack.experiment import method_settings
     from frontierbo.attack.report import REPRODUCTION
 
