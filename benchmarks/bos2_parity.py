@@ -34,7 +34,13 @@ from scipy.stats import binomtest
 from bos2_tables import replace_section
 from bos2_variants import sign_p
 from frontierbo.attack.experiment import FITTING_METHODS, PUBLISHED, serves
-from frontierbo.attack.summary import METHOD_LABELS, ORDERING_LABELS, method_row, orderings
+from frontierbo.attack.summary import (
+    METHOD_LABELS,
+    ORDERING_LABELS,
+    ORDERING_VALUES,
+    method_row,
+    orderings,
+)
 from frontierbo.io import write_text_atomic
 
 ORDER = ("bos2", "bos2-nostop", "bayesopt", "genattack", "zoo", "autozoom", "pgd")
@@ -150,22 +156,6 @@ CLAIM_TESTS = {
     "nostop_asr_ge_bayesopt": ("bos2-nostop", "bayesopt", "asr"),
     "bos2_median_lt_bayesopt": ("bos2", "bayesopt", "queries"),
 }
-#: the values each claim compares: (method, row key)
-CLAIM_VALUES = {
-    "bos2_asr_ge_bayesopt_minus_2": (("bos2", "asr"), ("bayesopt", "asr")),
-    "bo_attacks_beat_genattack_by_10": (("bos2", "asr"), ("bayesopt", "asr"), ("genattack", "asr")),
-    "zoo_autozoom_le_25": (("zoo", "asr"), ("autozoom", "asr")),
-    "stopping_cuts_median": (("bos2", "median"), ("bos2-nostop", "median")),
-    "stopping_cuts_mean": (("bos2", "mean"), ("bos2-nostop", "mean")),
-    "loops_shorter_with_stopping": (
-        ("bos2", "loop_length_mean"),
-        ("bos2-nostop", "loop_length_mean"),
-    ),
-    "stopping_keeps_asr_within_3": (("bos2", "asr"), ("bos2-nostop", "asr")),
-    "nostop_asr_ge_bayesopt": (("bos2-nostop", "asr"), ("bayesopt", "asr")),
-    "bos2_median_lt_bayesopt": (("bos2", "median"), ("bayesopt", "median")),
-    "bos2_mean_lt_bayesopt": (("bos2", "mean"), ("bayesopt", "mean")),
-}
 
 
 def claim_cell(check, rows: dict, instances: list[dict], name: str) -> str:
@@ -174,7 +164,7 @@ def claim_cell(check, rows: dict, instances: list[dict], name: str) -> str:
         return "–"
     values = ", ".join(
         f"{rows[m][key]:.1f} %" if key == "asr" else _num(rows[m].get(key))
-        for m, key in CLAIM_VALUES.get(name, ())
+        for m, key in ORDERING_VALUES.get(name, ())
         if m in rows
     )
     text = ("holds" if check else "**fails**") + (f": {values}" if values else "")

@@ -147,7 +147,12 @@ def instances(
     both = [k for k, v in runs.items() if "bos2" in v and "bayesopt" in v]
     if keys:
         wanted = [tuple(int(x) for x in key.split("/")) for key in keys]
-        return [k for k in wanted if k in both]
+        missing = [f"{i}/{t}" for i, t in wanted if (i, t) not in both]
+        if missing:
+            raise SystemExit(
+                f"--keys: no BOS² and BayesOpt records of {', '.join(missing)} in the store"
+            )
+        return wanted
     if images:
         return [k for k in both if k[0] in images]
     return both[:count]

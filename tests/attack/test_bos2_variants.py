@@ -36,10 +36,12 @@ def test_build_applies_the_overrides_on_the_fitting_and_the_variants_changes():
     assert p.beta_sqrt == pytest.approx(3.0 / 12**0.5) and attack.sides == (18,)
 
 
-def test_instances_by_keys_keep_the_order_given_and_drop_unknown_ones():
+def test_instances_by_keys_keep_the_order_given_and_refuse_unknown_ones():
     runs = {(1, 2): {"bos2": {}, "bayesopt": {}}, (3, 4): {"bos2": {}, "bayesopt": {}},
             (5, 6): {"bos2": {}}}  # fmt: skip
-    assert bos2_variants.instances(runs, None, 18, ["3/4", "1/2", "5/6", "9/9"]) == [(3, 4), (1, 2)]
+    assert bos2_variants.instances(runs, None, 18, ["3/4", "1/2"]) == [(3, 4), (1, 2)]
+    with pytest.raises(SystemExit, match="--keys: no BOS² and BayesOpt records of 5/6, 9/9"):
+        bos2_variants.instances(runs, None, 18, ["3/4", "5/6", "9/9"])
     assert bos2_variants.instances(runs, [3], 18) == [(3, 4)]
 
 

@@ -102,6 +102,23 @@ ORDERING_LABELS = {
     "mean_above_median": "mean > median for BOS², BayesOpt and GenAttack",
 }
 
+#: The values each ordering compares, as (method, key of :func:`method_row`).
+ORDERING_VALUES = {
+    "bos2_asr_ge_bayesopt_minus_2": (("bos2", "asr"), ("bayesopt", "asr")),
+    "bo_attacks_beat_genattack_by_10": (("bos2", "asr"), ("bayesopt", "asr"), ("genattack", "asr")),
+    "zoo_autozoom_le_25": (("zoo", "asr"), ("autozoom", "asr")),
+    "stopping_cuts_median": (("bos2", "median"), ("bos2-nostop", "median")),
+    "stopping_cuts_mean": (("bos2", "mean"), ("bos2-nostop", "mean")),
+    "loops_shorter_with_stopping": (
+        ("bos2", "loop_length_mean"),
+        ("bos2-nostop", "loop_length_mean"),
+    ),
+    "stopping_keeps_asr_within_3": (("bos2", "asr"), ("bos2-nostop", "asr")),
+    "nostop_asr_ge_bayesopt": (("bos2-nostop", "asr"), ("bayesopt", "asr")),
+    "bos2_median_lt_bayesopt": (("bos2", "median"), ("bayesopt", "median")),
+    "bos2_mean_lt_bayesopt": (("bos2", "mean"), ("bayesopt", "mean")),
+}
+
 DIFFICULTY_LABEL = "CIFAR-10 is harder (lower ASR and higher median than MNIST)"
 
 

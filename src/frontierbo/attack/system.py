@@ -197,7 +197,8 @@ SYSTEM = System(
             Param("fitting", str, None, "how BOS² and BayesOpt learn their GPs: full (the "
                   "thesis's settings, default), scalable (BOS²'s hyperparameters learned on <= "
                   "200 points without restarts, decompositions ranked at shared values, one "
-                  "acquisition pool per fit; BayesOpt as in full) or fast (the CI settings)", choices=FITTINGS),
+                  "acquisition pool per fit; BayesOpt as in full) or fast (the CI settings)",
+                  choices=FITTINGS),
             Param("mnist_victim", str, None, "the MNIST victim: mnist (the C&W CNN with its "
                   "authors' weights, 99.41 %%; default) or mnist-10k (the same CNN trained here on "
                   "10 000 images, 98.35 %%)", choices=("mnist", "mnist-10k")),
