@@ -11,12 +11,18 @@ markers of ``--docs`` (or to stdout):
 * ``<!-- bos2_parity_claims -->``: the orderings the thesis claims (Tables 5.1-5.4, Section 5.3;
   :func:`frontierbo.attack.summary.orderings`), whether each holds on these instances, and the
   paired test behind it;
-* ``<!-- bos2_fitting -->``: BOS² ``full`` against ``scalable`` on the instances both ran.
+* ``<!-- bos2_fitting -->``: BOS² ``full`` against ``scalable`` on the instances both ran;
+* ``<!-- bos2_first_images -->`` (with ``--first-images``): the attacks on the first correctly
+  classified test images (``--mnist-images first``, the images the authors' code attacks)
+  against the same attacks on the parity table's seeded random draw, beside the thesis. The
+  instances differ, so the tests are unpaired: Fisher's exact test on the successes and the
+  Mann-Whitney U test on the queries of the successes.
 
 Run (each ``DATASET=STORE[,STORE...]``; a store may hold both fittings)::
 
     python benchmarks/bos2_parity.py --docs docs/bos2-attack.md --fitting scalable \\
-        mnist=records/bos2/parity-mnist.jsonl cifar10=records/bos2/parity-cifar10.jsonl
+        mnist=records/bos2/parity-mnist.jsonl cifar10=records/bos2/parity-cifar10.jsonl \\
+        --first-images mnist=records/bos2/parity-mnist-first.jsonl
 
 The instances are independent draws only up to the image: the 9 targets of one image are not, so
 the intervals and p-values are if anything too narrow.
@@ -29,7 +35,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import binomtest
+from scipy.stats import binomtest, fisher_exact, mannwhitneyu
 
 from bos2_tables import replace_section
 from bos2_variants import sign_p
@@ -233,24 +239,68 @@ def fitting_comparison(stores: dict) -> str:
     return "\n".join(lines) or "No instance ran under both fittings yet."
 
 
+def first_images_comparison(stores: dict, firsts: dict, fitting: str) -> str:
+    """Per dataset and attack of the ``firsts`` stores: successes, median and mean queries on
+    the first images beside the same attack on the random draw (``stores``) and the thesis."""
+    head = [
+        "| dataset | attack | first images: successes, median, mean | random draw: successes, "
+        "median, mean | thesis: ASR %, median, mean | ASR: Fisher p | queries: Mann-Whitney p |",
+        "|---|---|---|---|---|---:|---:|",
+    ]
+    body = []
+    for dataset, first_runs in firsts.items():
+        for m in ORDER:
+            key = key_of(m, fitting)
+            first = [v[key] for v in first_runs.values() if key in v]
+            drawn = [v[key] for v in stores.get(dataset, {}).values() if key in v]
+            if not first or not drawn or m == "pgd":
+                continue
+            cells, solved = [], []
+            for records in (first, drawn):
+                q = [r["queries"] for r in records if r["success"]]
+                solved.append((len(q), len(records) - len(q), q))
+                median, mean = (float(np.median(q)), float(np.mean(q))) if q else (None, None)
+                cells.append(f"{len(q)}/{len(records)}, {_num(median)}, {_num(mean)}")
+            thesis = PUBLISHED["tables"][dataset].get(m, {})
+            cells.append(", ".join(_num(thesis.get(k)) for k in ("asr", "median", "mean")))
+            fisher = fisher_exact([solved[0][:2], solved[1][:2]]).pvalue
+            (_, _, q_first), (_, _, q_drawn) = solved
+            mw = mannwhitneyu(q_first, q_drawn).pvalue if q_first and q_drawn else None
+            body.append(
+                f"| {NAMES[dataset]} | {METHOD_LABELS[m]} | {' | '.join(cells)} | {fisher:.2g} | "
+                f"{'–' if mw is None else f'{mw:.2g}'} |"
+            )
+    return "\n".join(head + body) if body else "No attack ran on both sets of images yet."
+
+
+def parse_stores(items: list[str], option: str = "") -> dict:
+    stores = {}
+    for arg in items:
+        dataset, _, paths = arg.partition("=")
+        if dataset not in TITLES or not paths:
+            raise SystemExit(f"expected {option}mnist|cifar10=STORE[,STORE...], got {arg!r}")
+        stores[dataset] = load(paths.split(","), dataset)
+    return stores
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("stores", nargs="+", metavar="DATASET=STORE[,STORE...]")
     ap.add_argument("--fitting", default="scalable", choices=("full", "scalable", "fast"),
                     help="BOS²'s and BayesOpt's fitting in the parity table (scalable)")  # fmt: skip
+    ap.add_argument("--first-images", nargs="+", default=[], metavar="DATASET=STORE[,STORE...]",
+                    help="stores of --mnist-images first, compared with the random draw")  # fmt: skip
     ap.add_argument("--docs", help="write between this file's markers instead of printing")
     args = ap.parse_args()
-    stores = {}
-    for arg in args.stores:
-        dataset, _, paths = arg.partition("=")
-        if dataset not in TITLES or not paths:
-            raise SystemExit(f"expected mnist|cifar10=STORE[,STORE...], got {arg!r}")
-        stores[dataset] = load(paths.split(","), dataset)
+    stores = parse_stores(args.stores)
     sections = {
         "bos2_parity": parity_table(stores, args.fitting),
         "bos2_parity_claims": parity_claims(stores, args.fitting),
         "bos2_fitting": fitting_comparison(stores),
     }
+    if args.first_images:
+        firsts = parse_stores(args.first_images, "--first-images ")
+        sections["bos2_first_images"] = first_images_comparison(stores, firsts, args.fitting)
     if args.docs is None:
         for name, body in sections.items():
             print(f"<!-- {name} -->\n{body}\n")

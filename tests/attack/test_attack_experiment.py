@@ -162,7 +162,7 @@ def test_counted_queries_leave_out_the_free_initial_queries_and_never_go_negativ
 def test_check_options_names_the_bad_option():
     good = {
         "methods": ("bos2",), "profile": ("paper",), "budget": 900, "targets": 9,
-        "fitting": "full", "mnist_victim": "mnist",
+        "fitting": "full", "mnist_victim": "mnist", "mnist_images": "random",
     }  # fmt: skip
     assert check_options({**good, "count_init_in_budget": 1})["count_init_in_budget"] is True
     with pytest.raises(ValueError, match="--methods"):
@@ -179,6 +179,8 @@ def test_check_options_names_the_bad_option():
         check_options({**good, "fitting": "paper", "count_init_in_budget": True})
     with pytest.raises(ValueError, match="--mnist-victim"):
         check_options({**good, "mnist_victim": "cw", "count_init_in_budget": True})
+    with pytest.raises(ValueError, match=r"--mnist-images must be one of \['random', 'first'\]"):
+        check_options({**good, "mnist_images": "last", "count_init_in_budget": True})
     both = check_options({**good, "profile": "reference", "count_init_in_budget": True})
     assert both["profile"] == ("reference",)
 
@@ -259,7 +261,8 @@ def test_summary_rows_use_the_options_datasets_and_methods(tmp_path):
     options = Options(
         out=tmp_path, datasets=("mnist",), quick=False, runs=None, seed=0,
         params={"methods": ("bos2",), "budget": 900, "profile": ("paper", "reference"),
-                "fitting": "full", "count_init_in_budget": True, "mnist_victim": "mnist"},
+                "fitting": "full", "count_init_in_budget": True, "mnist_victim": "mnist",
+                "mnist_images": "random"},
     )  # fmt: skip
     result = summarise(records, options)
     assert result["profiles"]["paper"]["tables"]["mnist"]["bos2"]["asr"] == 50.0
@@ -334,6 +337,27 @@ def test_mnist_instances_fall_back_to_foolboxs_test_images(monkeypatch, tmp_path
         "profiles": {"reference": {"tables": {}, "checks": {}, "difficulty": {}}},
     }  # fmt: skip
     assert f"**mnist instances**: {experiment.MNIST_SUBSTITUTE}" in report_markdown(result, [])
+
+
+def test_mnist_images_first_takes_the_first_correctly_classified_in_file_order(tmp_path):
+    pytest.importorskip("torch")
+    mnist_images()  # skips when neither the test set nor foolbox's samples are here
+    from frontierbo.attack import experiment
+
+    images, labels = experiment._test_images("mnist")
+    correct = np.flatnonzero(experiment._victim("mnist").predict(images) == labels)
+    first = experiment.chosen_images("mnist", 0, "first")
+    drawn = experiment.chosen_images("mnist", 0, "random")
+    n = experiment.IMAGES["mnist"]
+    assert list(first) == correct[:n].tolist()  # the reference code's generate_attack_data_set
+    assert sorted(drawn) != list(drawn) and set(drawn) <= set(correct.tolist())
+    assert experiment.chosen_images("mnist", 0) == drawn  # random stays the default
+    from frontierbo.attack.report import REPRODUCTION
+
+    options = REPRODUCTION.options(tmp_path, datasets=("mnist",), runs=2, targets=1,
+                                   mnist_images="first")  # fmt: skip
+    specs = experiment.build_specs(options)
+    assert [s.config["image"] for s in specs][:: len(options["methods"])] == list(first[:2])
 
 
 def test_quick_reproduces_the_reference_profile_with_the_cw_victim(tmp_path):

@@ -96,3 +96,18 @@ def test_parity_claims_judge_the_thesis_orderings_with_the_paired_test_behind_ea
     median = lines["BOS²'s median < BayesOpt's"]
     assert "**fails**: 40, 20; fewer / more 0 / 6, p = 0.031" in median
     assert "ZOO's and AutoZOOM's ASR ≤ 25 %" not in lines  # not run: no row
+
+
+def test_first_images_comparison_sets_the_two_image_sets_side_by_side_with_unpaired_tests():
+    # first images: BayesOpt solves 4 of 4 with 10..40 queries; the random draw: 2 of 4 with
+    # 100 and 200; Fisher on [[4, 0], [2, 2]] gives p = 0.43, Mann-Whitney on the queries 0.13
+    first = {(k, 1): {("bayesopt", "scalable"): record(k, 1, "bayesopt", True, 10 * (k + 1))}
+             for k in range(4)}  # fmt: skip
+    drawn = {(k, 1): {("bayesopt", "scalable"): record(k, 1, "bayesopt", k < 12, 100 * (k - 9))}
+             for k in range(10, 14)}  # fmt: skip
+    drawn[(10, 1)][("zoo", None)] = record(10, 1, "zoo", False, 0)  # not on the first images
+    text = bos2_parity.first_images_comparison({"mnist": drawn}, {"mnist": first}, "scalable")
+    rows = [line for line in text.splitlines() if line.startswith("| MNIST")]
+    assert rows == [
+        "| MNIST | BayesOpt | 4/4, 25, 25 | 2/4, 150, 150 | 98, 79, 117 | 0.43 | 0.13 |"
+    ]

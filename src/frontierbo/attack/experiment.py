@@ -102,7 +102,10 @@ DEFAULTS = {
     "fitting": "full",
     "count_init_in_budget": True,
     "mnist_victim": "mnist",
+    "mnist_images": "random",
 }
+#: ``--mnist-images``: which correctly classified MNIST test images are attacked, in which order.
+MNIST_IMAGE_ORDERS = ("random", "first")
 QUICK = {"budget": 100, "targets": 2, "runs": 1, "fitting": "fast"}
 
 
@@ -131,6 +134,11 @@ def check_options(params: dict) -> dict:
     if params["mnist_victim"] not in ("mnist", "mnist-10k"):
         raise ValueError(
             f"--mnist-victim must be one of ['mnist', 'mnist-10k'], got {params['mnist_victim']!r}"
+        )
+    if params["mnist_images"] not in MNIST_IMAGE_ORDERS:
+        raise ValueError(
+            f"--mnist-images must be one of {list(MNIST_IMAGE_ORDERS)}, "
+            f"got {params['mnist_images']!r}"
         )
     budget, targets = params["budget"], params["targets"]
     if not isinstance(budget, int) or budget < 31:
@@ -174,13 +182,16 @@ def mnist_test_available() -> bool:
     return data_available(MNIST_FILES["test"][0]) or idx
 
 
-def image_source(dataset: str) -> str:
-    """Which images ``dataset``'s instances are drawn from (the results' ``images`` field)."""
+def image_source(dataset: str, order: str = "random") -> str:
+    """Which images ``dataset``'s instances are drawn from (the results' ``images`` field);
+    ``order`` is ``--mnist-images``."""
     if dataset == "cifar10":
         return "the 20 real CIFAR-10 test images that ship in foolbox"
-    if mnist_test_available():
-        return "the MNIST test set (10,000 images)"
-    return MNIST_SUBSTITUTE
+    if not mnist_test_available():
+        return MNIST_SUBSTITUTE
+    if order == "first":
+        return "the MNIST test set (10,000 images), the first the victim classifies correctly"
+    return "the MNIST test set (10,000 images), a seeded random draw of those classified correctly"
 
 
 def required_inputs(options) -> list:
@@ -226,13 +237,15 @@ def _test_images(dataset: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=4)
-def chosen_images(victim: str, seed: int) -> tuple[int, ...]:
+def chosen_images(victim: str, seed: int, order: str = "random") -> tuple[int, ...]:
     """The test-set indices attacked: classified correctly by ``victim``, in a seeded random
-    order (MNIST) or in file order (the 20 CIFAR-10 images)."""
+    order (MNIST; §5.3's "50 random images") or in file order (the 20 CIFAR-10 images, and MNIST
+    with ``order="first"``: the reference code's ``generate_attack_data_set`` takes the first
+    correctly classified test images)."""
     dataset = victim_dataset(victim)
     images, labels = _test_images(dataset)
     correct = np.flatnonzero(_victim(victim).predict(images) == labels)
-    if dataset == "mnist":
+    if dataset == "mnist" and order == "random":
         correct = np.random.default_rng(seed_for(seed, "mnist-images")).permutation(correct)
     return tuple(int(i) for i in correct[: IMAGES[dataset]])
 
@@ -284,7 +297,7 @@ def victims(options) -> dict[str, str]:
 def build_specs(options) -> list[RunSpec]:
     specs: dict[str, RunSpec] = {}
     for dataset, victim in victims(options).items():
-        images = chosen_images(victim, options.seed)
+        images = chosen_images(victim, options.seed, options["mnist_images"])
         n = IMAGES[dataset] if options.runs is None else min(options.runs, len(images))
         labels = _test_images(dataset)[1]
         for image in images[:n]:

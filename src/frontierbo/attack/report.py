@@ -78,8 +78,9 @@ def reproduce(out, **options) -> dict:
     Own options: ``budget`` (T, 900), ``targets`` (per image, 9), ``methods`` (subset of
     bos2, genattack, zoo, autozoom, bayesopt, bos2-nostop, pgd), ``profile`` (a tuple of
     ``paper`` and ``reference``; ``("reference",)``), ``fitting`` (``full``, ``scalable`` or
-    ``fast``), ``count_init_in_budget`` (True) and ``mnist_victim`` (``mnist`` or
-    ``mnist-10k``); ``quick``: one image, two targets, T = 100 and the fast fitting.
+    ``fast``), ``count_init_in_budget`` (True), ``mnist_victim`` (``mnist`` or
+    ``mnist-10k``) and ``mnist_images`` (``random`` or ``first``); ``quick``: one image, two
+    targets, T = 100 and the fast fitting.
     """
     return REPRODUCTION.reproduce(out, **options)
 
@@ -144,8 +145,7 @@ def report_markdown(result: dict, figures: list[Path]) -> str:
         "",
     ]
     lines += [f"- {note}" for note in NOTES]
-    substituted = {d: why for d, why in result.get("images", {}).items() if "substitute" in why}
-    lines += [f"- **{dataset} instances**: {why}." for dataset, why in substituted.items()]
+    lines += [f"- **{d} instances**: {source}." for d, source in result.get("images", {}).items()]
     lines.append("")
     for profile, part in result["profiles"].items():
         if len(result["profiles"]) > 1:

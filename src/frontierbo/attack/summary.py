@@ -76,7 +76,7 @@ def summarise(records: list[dict], options) -> dict:
         "fitting": options["fitting"],
         "count_init_in_budget": options["count_init_in_budget"],
         "victims": victims(options),
-        "images": {dataset: image_source(dataset) for dataset in options.datasets},
+        "images": {d: image_source(d, options["mnist_images"]) for d in options.datasets},
         "profiles": profiles,
         "tables": profiles[first]["tables"],
         "examples": examples([r for r in records if serves(r["config"], first)]),

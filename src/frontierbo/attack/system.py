@@ -10,7 +10,13 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from frontierbo.attack.experiment import DATASETS, FITTINGS, METHODS, PROFILES
+from frontierbo.attack.experiment import (
+    DATASETS,
+    FITTINGS,
+    METHODS,
+    MNIST_IMAGE_ORDERS,
+    PROFILES,
+)
 from frontierbo.systems.commands import positive_int, run_command
 from frontierbo.systems.declare import REQUIRED, Applies, Command, Param, Reproduction, System, load
 
@@ -202,6 +208,10 @@ SYSTEM = System(
             Param("mnist_victim", str, None, "the MNIST victim: mnist (the C&W CNN with its "
                   "authors' weights, 99.41 %%; default) or mnist-10k (the same CNN trained here on "
                   "10 000 images, 98.35 %%)", choices=("mnist", "mnist-10k")),
+            Param("mnist_images", str, None, "which MNIST test images, of those the victim "
+                  "classifies correctly: random (a seeded random draw, as the thesis says; "
+                  "default) or first (the first in file order, as the authors' code picks them)",
+                  choices=MNIST_IMAGE_ORDERS),
             Param("init_not_in_budget", bool, False, "the 30 initial queries of BOS²/BayesOpt do "
                   "not count towards --queries T"),
 
