@@ -255,21 +255,18 @@ def first_images_comparison(stores: dict, firsts: dict, fitting: str) -> str:
             drawn = [v[key] for v in stores.get(dataset, {}).values() if key in v]
             if not first or not drawn or m == "pgd":
                 continue
-            cells, solved = [], []
-            for records in (first, drawn):
-                q = [r["queries"] for r in records if r["success"]]
-                solved.append((len(q), len(records) - len(q), q))
-                median, mean = (float(np.median(q)), float(np.mean(q))) if q else (None, None)
-                cells.append(f"{len(q)}/{len(records)}, {_num(median)}, {_num(mean)}")
+            rows = [method_row(records) for records in (first, drawn)]
+            cells = [
+                f"{r['successes']}/{r['instances']}, {_num(r['median'])}, {_num(r['mean'])}"
+                for r in rows
+            ]
             thesis = PUBLISHED["tables"][dataset].get(m, {})
             cells.append(", ".join(_num(thesis.get(k)) for k in ("asr", "median", "mean")))
-            fisher = fisher_exact([solved[0][:2], solved[1][:2]]).pvalue
-            (_, _, q_first), (_, _, q_drawn) = solved
+            table = [[r["successes"], r["instances"] - r["successes"]] for r in rows]
+            q_first, q_drawn = (r["queries_to_success"] for r in rows)
             mw = mannwhitneyu(q_first, q_drawn).pvalue if q_first and q_drawn else None
-            body.append(
-                f"| {NAMES[dataset]} | {METHOD_LABELS[m]} | {' | '.join(cells)} | {fisher:.2g} | "
-                f"{'–' if mw is None else f'{mw:.2g}'} |"
-            )
+            cells += [f"{fisher_exact(table).pvalue:.2g}", "–" if mw is None else f"{mw:.2g}"]
+            body.append(f"| {NAMES[dataset]} | {METHOD_LABELS[m]} | {' | '.join(cells)} |")
     return "\n".join(head + body) if body else "No attack ran on both sets of images yet."
 
 
