@@ -131,9 +131,12 @@ def test_ctrl_c_kills_the_commands_and_abandons_their_trials(tmp_path):
     command = f"{sys.executable} {tmp_path / 'train.py'} --lr {{lr}} --layers 2 --sleep 30"
     argv = [sys.executable, "-m", "frontierbo.cli", "study", "optimize", "--storage", str(db),
             "--command", command, "--n-trials", "6", "--n-jobs", "2"]  # fmt: skip
+    # A terminal's default disposition: pytest started in the background of a non-interactive
+    # shell ignores SIGINT, and its children would inherit that and never see the Ctrl-C.
     process = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # both commands running
         with sqlite3.connect(db) as conn:
