@@ -10,8 +10,8 @@ also prints the share of random corners of the L∞ ball (200 per image, clipped
 at which the target's logit is 0. It runs no attack: one batch of forward passes per image.
 
 Run: ``python benchmarks/bos2_relu_logits.py [--store records/bos2/bos2-cifar10-clip.jsonl]
-[--reachable records/bos2/bos2-cifar10-pgd-sides.json] [--seed 0]`` (the attack extra; a few
-seconds).
+[--reachable records/bos2/bos2-cifar10-pgd-sides.json|none] [--seed 0]`` (the attack extra; a
+few seconds). A store of some instances (``records/bos2/parity-cifar10.jsonl``) counts those.
 """
 
 from __future__ import annotations
@@ -53,10 +53,22 @@ def instance(key: str) -> tuple[int, int]:
     return int(image[1:]), int(target[1:])
 
 
+def _reachable(path: str) -> dict[str, bool] | None:
+    """White-box PGD's reach at side 18 per instance id, or None for ``none``."""
+    if path == "none":
+        return None
+    with open(path) as f:
+        return json.load(f)["clip"]["18"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--store", default="records/bos2/bos2-cifar10-clip.jsonl")
-    parser.add_argument("--reachable", default="records/bos2/bos2-cifar10-pgd-sides.json")
+    parser.add_argument(
+        "--reachable",
+        default="records/bos2/bos2-cifar10-pgd-sides.json",
+        help="white-box reach per latent side (clip); 'none': count every instance",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
@@ -64,21 +76,30 @@ def main() -> None:
 
     torch.set_num_threads(1)
     runs = stored(args.store, "cifar10")
-    with open(args.reachable) as f:
-        reachable = json.load(f)["clip"]["18"]
-    clipped = clipped_targets(np.random.default_rng(args.seed))
+    reachable = _reachable(args.reachable)
+    clipped = {
+        k: v
+        for k, v in clipped_targets(np.random.default_rng(args.seed)).items()
+        if instance(k) in runs
+    }
     shares = [share for _, share in clipped.values()]
     print(f"target logit 0 at the clean image: {sum(c for c, _ in clipped.values())} of "
           f"{len(clipped)} instances; at random corners of the ball: {np.mean(shares):.1%}")  # fmt: skip
     print(
-        f"{'attack':>12} | {'clipped at x0':>15} | {'positive at x0':>15}   (reachable at side 18)"
+        f"{'attack':>12} | {'clipped at x0':>15} | {'positive at x0':>15}   "
+        f"({'every instance' if reachable is None else 'reachable at side 18'})"
     )
-    for attack in ATTACKS:
+    for attack in [a for a in ATTACKS if all(a in runs[instance(k)] for k in clipped)]:
         cells = []
         for want in (True, False):
-            keys = [k for k, (c, _) in clipped.items() if c == want and reachable[k]]
+            keys = [
+                k
+                for k, (c, _) in clipped.items()
+                if c == want and (reachable is None or reachable[k])
+            ]
             solved = sum(runs[instance(k)][attack]["success"] for k in keys)
-            cells.append(f"{solved:>3}/{len(keys):<3} ({solved / len(keys):>4.0%})")
+            share = f"{solved / len(keys):>4.0%}" if keys else "   –"
+            cells.append(f"{solved:>3}/{len(keys):<3} ({share})")
         print(f"{attack:>12} | {cells[0]:>15} | {cells[1]:>15}")
 
 
