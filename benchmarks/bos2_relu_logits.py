@@ -89,14 +89,11 @@ def main() -> None:
         f"{'attack':>12} | {'clipped at x0':>15} | {'positive at x0':>15}   "
         f"({'every instance' if reachable is None else 'reachable at side 18'})"
     )
+    counted = [k for k in clipped if reachable is None or reachable[k]]
+    groups = [[k for k in counted if clipped[k][0] == want] for want in (True, False)]
     for attack in [a for a in ATTACKS if all(a in runs[instance(k)] for k in clipped)]:
         cells = []
-        for want in (True, False):
-            keys = [
-                k
-                for k, (c, _) in clipped.items()
-                if c == want and (reachable is None or reachable[k])
-            ]
+        for keys in groups:
             solved = sum(runs[instance(k)][attack]["success"] for k in keys)
             share = f"{solved / len(keys):>4.0%}" if keys else "   –"
             cells.append(f"{solved:>3}/{len(keys):<3} ({share})")
